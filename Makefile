@@ -1,0 +1,65 @@
+# husk: `make` builds ./husk (VMM with the guest kernel inside) and the images;
+# `make run` installs what is missing, builds and runs a demo; `make check`
+# runs the tests.
+BUILD := $(CURDIR)/build
+CC ?= cc
+HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Ivmm -Iloader
+GUEST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-pic -fno-pie \
+	-mno-red-zone -mgeneral-regs-only -fno-stack-protector -fno-asynchronous-unwind-tables \
+	-fno-builtin -nostdinc -isystem $(shell $(CC) -print-file-name=include) \
+	-Iguest/include -Iinclude -I$(BUILD)/libfdt-src
+
+VMM_SRC := $(wildcard vmm/*.c) loader/elf_load.c
+GUEST_SRC := $(wildcard guest/*.c guest/lib/*.c)
+LIBFDT_SRC := fdt.c fdt_ro.c fdt_strerror.c
+HEADERS := $(wildcard include/husk/*.h vmm/*.h loader/*.h)
+
+.PHONY: all deps images run check unit clean
+all: husk images
+
+deps:
+	@./scripts/install-deps
+
+# --- guest kernel -------------------------------------------------------
+$(BUILD)/libfdt-src/ORIGIN: guest/fetch-libfdt scripts/debsrc
+	guest/fetch-libfdt $(BUILD)/src $(BUILD)/libfdt-src
+
+$(BUILD)/guest/%.o: guest/%.c $(wildcard guest/*.h) $(HEADERS) $(BUILD)/libfdt-src/ORIGIN
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -c $< -o $@
+
+$(BUILD)/guest/entry.o: guest/entry.S include/husk/abi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -c $< -o $@
+
+# libfdt is third-party code: its own warnings are not ours to fix.
+$(BUILD)/guest/libfdt/%.o: $(BUILD)/libfdt-src/ORIGIN
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -Wno-error -Wno-sign-compare -c $(BUILD)/libfdt-src/$*.c -o $@
+
+GUEST_OBJ := $(BUILD)/guest/entry.o $(patsubst guest/%.c,$(BUILD)/guest/%.o,$(GUEST_SRC)) \
+	$(patsubst %.c,$(BUILD)/guest/libfdt/%.o,$(LIBFDT_SRC))
+
+$(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/kernel.ld
+	$(CC) -nostdlib -static -no-pie -Wl,-T,guest/kernel.ld -Wl,--build-id=none -Wl,--no-warn-rwx-segments -o $@ $(GUEST_OBJ) -lgcc
+
+# --- VMM ------------------------------------------------------------------
+husk: $(VMM_SRC) $(HEADERS) vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
+	$(CC) $(HOST_CFLAGS) -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -o $@ $(VMM_SRC) \
+		vmm/kernel_blob.S -l:libfdt.a -l:libseccomp.a
+
+# --- images (our libc, Lua) -----------------------------------------------
+images:
+	$(MAKE) -C images BUILD=$(BUILD)
+
+run: deps
+	$(MAKE) all
+	./husk run lua -e 'print("hello from Lua " .. _VERSION .. " in a husk microVM: 1+1 = " .. 1+1)'
+
+check: deps
+	$(MAKE) all
+	$(MAKE) -C tests BUILD=$(BUILD)
+	prove -v tests/unit/*.t tests/integration/*.t
+
+clean:
+	rm -rf husk $(BUILD)/guest

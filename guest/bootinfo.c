@@ -1,0 +1,72 @@
+/* Reads the boot device tree the VMM built (libfdt). */
+#include <libfdt.h>
+#include "kernel.h"
+
+struct bootinfo boot;
+
+static const void *prop(const void *fdt, int node, const char *name, int *len, int min)
+{
+	int l;
+	const void *p = fdt_getprop(fdt, node, name, &l);
+	if (!p || l < min)
+		panic("boot device tree: %s missing or short", name);
+	if (len)
+		*len = l;
+	return p;
+}
+
+static uint64_t u64_at(const void *p, int i)
+{
+	return fdt64_ld((const fdt64_t *)p + i);
+}
+
+static int count_strings(const char *s, int len)
+{
+	int n = 0;
+	for (int i = 0; i < len; i++)
+		n += s[i] == 0;
+	return n;
+}
+
+void bootinfo_parse(const void *fdt, int pvm)
+{
+	if (fdt_check_header(fdt))
+		panic("boot device tree: bad header");
+	boot.pvm = pvm;
+	int mem = fdt_path_offset(fdt, "/memory@0");
+	int chosen = fdt_path_offset(fdt, "/chosen");
+	if (mem < 0 || chosen < 0)
+		panic("boot device tree: /memory@0 or /chosen missing");
+	boot.ram_size = u64_at(prop(fdt, mem, "reg", 0, 16), 1);
+
+	boot.argv = prop(fdt, chosen, "husk,argv", &boot.argv_len, 2);
+	boot.argc = count_strings(boot.argv, boot.argv_len);
+	boot.envp = prop(fdt, chosen, "husk,envp", &boot.envp_len, 0);
+	boot.envc = count_strings(boot.envp, boot.envp_len);
+
+	const void *p = prop(fdt, chosen, "husk,program", 0, 32);
+	boot.entry = u64_at(p, 0), boot.phdr = u64_at(p, 1);
+	boot.phnum = u64_at(p, 2), boot.image_end = u64_at(p, 3);
+	p = prop(fdt, chosen, "husk,clock", 0, 32);
+	boot.wall_ns = u64_at(p, 0), boot.mono_ns = u64_at(p, 1);
+	boot.tsc = u64_at(p, 2), boot.tsc_khz = u64_at(p, 3);
+	boot.seed = prop(fdt, chosen, "rng-seed", 0, 32);
+	const fdt32_t *t = prop(fdt, chosen, "husk,tty", 0, 12);
+	for (int i = 0; i < 3; i++)
+		boot.tty[i] = fdt32_ld(t + i);
+	t = prop(fdt, chosen, "husk,winsize", 0, 8);
+	boot.rows = fdt32_ld(t), boot.cols = fdt32_ld(t + 1);
+	boot.selftest = fdt_getprop(fdt, chosen, "husk,selftest", 0) != 0;
+
+	int n = 0, node;
+	fdt_for_each_subnode(node, fdt, 0) {
+		if (fdt_node_check_compatible(fdt, node, "virtio,mmio") || n == ARRAY_SIZE(boot.console))
+			continue;
+		int len;
+		const fdt32_t *fds = prop(fdt, node, "husk,fds", &len, 4);
+		struct console_info *c = &boot.console[n++];
+		c->mmio = u64_at(prop(fdt, node, "reg", 0, 16), 0);
+		c->fds[0] = fdt32_ld(fds);
+		c->fds[1] = len >= 8 ? (int)fdt32_ld(fds + 1) : -1;
+	}
+}

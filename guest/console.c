@@ -1,0 +1,74 @@
+/* fds 0, 1 and 2 over the virtio consoles (virtio 1.x, 5.3).  The VMM gives
+ * two single-port consoles so that stdout and stderr stay apart on the host:
+ * the first serves stdin (receiveq) and stdout (transmitq), the second stderr.
+ * A device is brought up on first use.  A receive completed with length 0 is
+ * end of input (husk's convention; the console has no EOF of its own). */
+#include "kernel.h"
+#include "virtio.h"
+
+#define EBADF 9
+#define EIO 5
+#define CHUNK (1u << 20) /* bytes per transmit request */
+
+enum { RECEIVEQ, TRANSMITQ };
+
+static struct console {
+	struct virtio_dev dev;
+	struct virtq q[2] __attribute__((aligned(4096)));
+} consoles[2];
+
+static struct console *console_for(int fd)
+{
+	for (int i = 0; i < 2; i++) {
+		struct console_info *ci = &boot.console[i];
+		if (!ci->mmio || (ci->fds[0] != fd && ci->fds[1] != fd))
+			continue;
+		struct console *c = &consoles[i];
+		if (!c->dev.ready) {
+			c->dev.mmio = ci->mmio;
+			c->q[RECEIVEQ].index = 0;
+			c->q[TRANSMITQ].index = 1;
+			if (virtio_init(&c->dev, c->q, 2))
+				panic("virtio console at %lx did not initialize", (unsigned long)ci->mmio);
+		}
+		return c;
+	}
+	return 0;
+}
+
+long console_writev(int fd, const struct kiovec *iov, int n)
+{
+	struct console *c = fd == 1 || fd == 2 ? console_for(fd) : 0;
+	if (!c)
+		return -EBADF;
+	long total = 0;
+	for (int i = 0; i < n; i++) {
+		const char *p = iov[i].base;
+		size_t left = iov[i].len;
+		while (left) {
+			uint32_t k = left < CHUNK ? (uint32_t)left : CHUNK;
+			struct vbuf b = { p, k, 0 };
+			virtq_request(&c->dev, &c->q[TRANSMITQ], &b, 1);
+			p += k, left -= k, total += k;
+		}
+	}
+	return total;
+}
+
+long console_write(int fd, const void *buf, size_t len)
+{
+	struct kiovec v = { buf, len };
+	return console_writev(fd, &v, 1);
+}
+
+long console_read(int fd, void *buf, size_t len)
+{
+	struct console *c = fd == 0 ? console_for(fd) : 0;
+	if (!c)
+		return -EBADF;
+	if (!len)
+		return 0;
+	struct vbuf b = { buf, len < CHUNK ? (uint32_t)len : CHUNK, 1 };
+	uint32_t got = virtq_request(&c->dev, &c->q[RECEIVEQ], &b, 1);
+	return got <= b.len ? (long)got : -EIO;
+}

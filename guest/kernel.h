@@ -1,0 +1,85 @@
+/* Declarations shared across the guest kernel. */
+#ifndef GUEST_KERNEL_H
+#define GUEST_KERNEL_H
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "husk/abi.h"
+
+#define PAGE_SIZE 4096ul
+#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((uintptr_t)(a) - 1))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define REPORT ((volatile struct husk_report *)HUSK_REPORT)
+
+/* What the VMM told us at boot (bootinfo.c, from the device tree). */
+struct console_info {
+	uintptr_t mmio;   /* 0: absent */
+	int fds[2];       /* guest fds it serves: stdin+stdout, or stderr */
+};
+
+struct bootinfo {
+	uint64_t ram_size;
+	const char *argv, *envp; /* NUL-separated string lists */
+	int argv_len, envp_len, argc, envc;
+	uint64_t entry, phdr, phnum, image_end;
+	uint64_t wall_ns, mono_ns, tsc, tsc_khz;
+	const uint8_t *seed;      /* 32 bytes */
+	int selftest, pvm;
+	int tty[3];               /* is host fd 0/1/2 a terminal */
+	uint16_t rows, cols;      /* its window size */
+	struct console_info console[2];
+};
+extern struct bootinfo boot;
+
+void bootinfo_parse(const void *fdt, int pvm);
+
+/* printk.c */
+int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
+int ksnprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void panic(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void halt_exit(int status);
+
+/* clock.c */
+void clock_init(void);
+uint64_t clock_mono_ns(void);
+uint64_t clock_wall_ns(void);
+
+/* random.c */
+void random_init(const uint8_t seed[32]);
+void random_fill(void *buf, size_t n);
+
+/* mem.c: the program's address space above its image */
+void mem_init(uint64_t image_end, uint64_t ram_size);
+uintptr_t mem_stack_top(void);
+long mem_brk(uintptr_t want);
+long mem_mmap(uintptr_t addr, size_t len, int prot, int flags);
+long mem_munmap(uintptr_t addr, size_t len);
+long mem_mprotect(uintptr_t addr, size_t len);
+int user_ok(const void *p, size_t len);
+
+/* console.c: fds 0-2 on the virtio consoles */
+struct kiovec { const void *base; size_t len; };
+long console_write(int fd, const void *buf, size_t len);
+long console_writev(int fd, const struct kiovec *iov, int n);
+long console_read(int fd, void *buf, size_t len);
+
+/* syscall.c */
+long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+long fast_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+
+/* trap.c */
+void trap_init(void);
+extern volatile int trap_expect; /* selftest: the next #UD is expected */
+extern volatile unsigned long trap_seen;
+
+/* program.c */
+_Noreturn void program_start(void);
+
+/* selftest.c */
+_Noreturn void selftest_run(void);
+
+/* entry.S */
+extern char syscall_entry[];
+_Noreturn void enter_program(uintptr_t entry, uintptr_t sp);
+#endif

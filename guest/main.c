@@ -1,0 +1,18 @@
+/* The kernel's boot sequence. */
+#include "cpu.h"
+#include "kernel.h"
+
+_Noreturn void kmain(const void *fdt, unsigned long flags);
+
+_Noreturn void kmain(const void *fdt, unsigned long flags)
+{
+	trap_init();
+	wrmsr(MSR_LSTAR, (uintptr_t)syscall_entry);
+	bootinfo_parse(fdt, flags & HUSK_BOOT_PVM);
+	clock_init();
+	random_init(boot.seed);
+	if (boot.selftest)
+		selftest_run();
+	mem_init(boot.image_end, boot.ram_size);
+	program_start();
+}

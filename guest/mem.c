@@ -1,0 +1,167 @@
+/* The program's memory: everything between the end of its image and the
+ * stack at the top of RAM is one arena of 4 KiB pages.  brk grows up from the
+ * bottom, mmap takes pages from the top down.  RAM is mapped up front, so an
+ * allocation is bookkeeping plus zeroing; pages never handed out are still zero
+ * from the host and are not cleared again.  Protections are not enforced: the
+ * program shares the kernel's privilege (mprotect succeeds and does nothing). */
+#include <string.h>
+#include "kernel.h"
+
+#define MAX_PAGES (HUSK_RAM_MAX / PAGE_SIZE)
+#define EINVAL 22
+#define ENOMEM 12
+#define ENODEV 19
+
+#define MAP_SHARED 0x01
+#define MAP_PRIVATE 0x02
+#define MAP_FIXED 0x10
+#define MAP_ANONYMOUS 0x20
+#define MAP_FIXED_NOREPLACE 0x100000
+
+static uint64_t used[MAX_PAGES / 64];
+static uintptr_t lo, hi;       /* arena bounds */
+static uintptr_t brk_cur;      /* current break */
+static uintptr_t brk_high;     /* highest break ever: pages below may be dirty */
+static uintptr_t mmap_floor;   /* lowest page mmap ever gave: pages above may be dirty */
+static uint64_t ram_end;
+
+static size_t pg(uintptr_t a) { return (a - lo) / PAGE_SIZE; }
+static int is_used(size_t i) { return used[i / 64] >> (i % 64) & 1; }
+
+static void mark(size_t first, size_t n, int on)
+{
+	for (size_t i = first; i < first + n; i++) {
+		if (on)
+			used[i / 64] |= 1ull << (i % 64);
+		else
+			used[i / 64] &= ~(1ull << (i % 64));
+	}
+}
+
+static int range_free(size_t first, size_t n)
+{
+	for (size_t i = first; i < first + n; i++)
+		if (is_used(i))
+			return 0;
+	return 1;
+}
+
+/* Zero [a, a+len) unless it was never handed out before. */
+static void clear(uintptr_t a, size_t len)
+{
+	if (a >= brk_high && a + len <= mmap_floor)
+		return;
+	memset((void *)a, 0, len);
+}
+
+void mem_init(uint64_t image_end, uint64_t ram_size)
+{
+	ram_end = ram_size;
+	lo = ALIGN_UP(image_end, PAGE_SIZE);
+	hi = ram_size - HUSK_STACK_SIZE;
+	if (lo >= hi)
+		panic("program image ends at %lx, no room below the stack", (unsigned long)image_end);
+	brk_cur = brk_high = lo;
+	mmap_floor = hi;
+}
+
+uintptr_t mem_stack_top(void)
+{
+	return ram_end;
+}
+
+int user_ok(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+	return a >= PAGE_SIZE && a + len >= a && a + len <= ram_end;
+}
+
+long mem_brk(uintptr_t want)
+{
+	if (want < lo || want > hi)
+		return brk_cur;
+	uintptr_t old_end = ALIGN_UP(brk_cur, PAGE_SIZE), new_end = ALIGN_UP(want, PAGE_SIZE);
+	if (new_end > old_end) {
+		if (!range_free(pg(old_end), pg(new_end) - pg(old_end)))
+			return brk_cur;
+		mark(pg(old_end), pg(new_end) - pg(old_end), 1);
+		clear(old_end, new_end - old_end);
+	} else if (new_end < old_end) {
+		mark(pg(new_end), pg(old_end) - pg(new_end), 0);
+	}
+	brk_cur = want;
+	if (new_end > brk_high)
+		brk_high = new_end;
+	return brk_cur;
+}
+
+/* Highest run of n free pages, or 0. */
+static uintptr_t find_free(size_t n)
+{
+	size_t total = pg(hi), run = 0;
+	for (size_t i = total; i-- > 0;) {
+		if (i % 64 == 63 && used[i / 64] == ~0ull) {
+			run = 0;
+			i -= 63;
+			continue;
+		}
+		run = is_used(i) ? 0 : run + 1;
+		if (run == n)
+			return lo + i * PAGE_SIZE;
+	}
+	return 0;
+}
+
+long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
+{
+	(void)prot;
+	if (!len || (addr & (PAGE_SIZE - 1)) || !(flags & (MAP_SHARED | MAP_PRIVATE)))
+		return -EINVAL;
+	if (!(flags & MAP_ANONYMOUS))
+		return -ENODEV; /* no files to map */
+	if (len > hi - lo)
+		return -ENOMEM;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	size_t n = len / PAGE_SIZE;
+	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
+		if (addr < lo || addr > hi - len)
+			return -ENOMEM;
+		if ((flags & MAP_FIXED_NOREPLACE) && !range_free(pg(addr), n))
+			return -17; /* EEXIST */
+	} else {
+		addr = 0;
+		if (mmap_floor - lo >= len && mmap_floor - len >= ALIGN_UP(brk_cur, PAGE_SIZE) &&
+		    range_free(pg(mmap_floor - len), n))
+			addr = mmap_floor - len;
+		else
+			addr = find_free(n);
+		if (!addr)
+			return -ENOMEM;
+	}
+	mark(pg(addr), n, 1);
+	clear(addr, len);
+	if (addr < mmap_floor)
+		mmap_floor = addr;
+	return (long)addr;
+}
+
+long mem_munmap(uintptr_t addr, size_t len)
+{
+	if (!len || (addr & (PAGE_SIZE - 1)) || addr + len < addr)
+		return -EINVAL;
+	uintptr_t end = ALIGN_UP(addr + len, PAGE_SIZE);
+	if (addr < lo)
+		addr = lo;
+	if (end > hi)
+		end = hi;
+	if (addr < end)
+		mark(pg(addr), pg(end) - pg(addr), 0);
+	return 0;
+}
+
+long mem_mprotect(uintptr_t addr, size_t len)
+{
+	if ((addr & (PAGE_SIZE - 1)) || addr + len < addr)
+		return -EINVAL;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* The contract between the VMM (host) and the husk guest kernel: where things
+ * sit in guest physical memory, the I/O ports the guest uses to report, and
+ * the report page layout.  Guest physical == guest virtual (identity map). */
+#ifndef HUSK_ABI_H
+#define HUSK_ABI_H
+
+/* Low memory (the first 2 MiB is mapped with 4 KiB pages so page 0 stays
+ * unmapped and a NULL dereference faults). */
+#define HUSK_PML4        0x1000ul
+#define HUSK_PDPT        0x2000ul
+#define HUSK_PD          0x3000ul   /* 4 page directories: 0..4 GiB */
+#define HUSK_PT0         0x7000ul   /* 4 KiB page table of the first 2 MiB */
+#define HUSK_GDT         0x8000ul
+#define HUSK_IDT         0x9000ul
+#define HUSK_TSS         0xa000ul
+#define HUSK_VIF         0xb000ul   /* kvm_pvm virtual interrupt flag page */
+#define HUSK_REPORT      0xc000ul   /* struct husk_report, guest -> VMM */
+#define HUSK_FDT         0x10000ul  /* boot device tree */
+#define HUSK_FDT_MAX     (0x200000ul - HUSK_FDT)
+#define HUSK_KERNEL_BASE 0x200000ul /* the kernel ELF lives in [2 MiB, 4 MiB) */
+#define HUSK_KERNEL_END  0x400000ul
+#define HUSK_PROGRAM_MIN 0x400000ul /* lowest address a program may use */
+#define HUSK_PIE_BASE    0x400000ul /* load bias of a static-pie program */
+#define HUSK_STACK_SIZE  (8ul << 20) /* the program's stack, at the top of RAM */
+
+#define HUSK_MMIO_BASE   0xd0000000ul /* virtio-mmio devices, one 4 KiB window each */
+#define HUSK_MMIO_SIZE   0x1000ul
+#define HUSK_MMIO_MAX    8
+#define HUSK_RAM_MAX     0xc0000000ul /* 3 GiB: RAM stays below the MMIO window */
+#define HUSK_RAM_MIN     (32ul << 20)
+
+/* Segment selectors (the layout Linux uses, so STAR works). */
+#define HUSK_KCS   0x10
+#define HUSK_KDS   0x18
+#define HUSK_UCS32 0x23
+#define HUSK_TSS_SEL 0x40
+
+/* Boot registers: rdi = HUSK_FDT, rsi = flags. */
+#define HUSK_BOOT_PVM 1ul  /* running on kvm_pvm: register the VIF page first */
+
+/* kvm_pvm MSRs */
+#define PVM_MSR_VIF       0x4b564d10u
+#define PVM_MSR_SIGNATURE 0x4b564d11u
+#define PVM_MSR_TSC_KHZ   0x4b564d13u
+#define PVM_SIGNATURE     0x4d5650u
+
+/* Ports the guest writes (32-bit OUT) to end the run. */
+#define HUSK_PORT_EXIT  0x510 /* eax = exit status of the program */
+#define HUSK_PORT_FAULT 0x511 /* program fault, details in report.fault */
+#define HUSK_PORT_PANIC 0x512 /* kernel panic, message in report.msg */
+
+#define HUSK_NSYSCALLS 512
+
+#ifndef __ASSEMBLER__
+struct husk_fault {
+	unsigned long vector, error, rip, addr, signal;
+};
+
+struct husk_report {
+	struct husk_fault fault;
+	char msg[256];                       /* NUL-terminated (not trusted) */
+	unsigned int calls[HUSK_NSYSCALLS];  /* syscalls made, by number */
+	unsigned int enosys[HUSK_NSYSCALLS]; /* of those, answered -ENOSYS */
+};
+#endif
+
+#endif

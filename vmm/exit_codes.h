@@ -1,0 +1,10 @@
+/* husk's own exit statuses.  Otherwise husk exits with the program's status,
+ * or 128 + signal when the program faulted. */
+#ifndef HUSK_EXIT_CODES_H
+#define HUSK_EXIT_CODES_H
+#define EXIT_INTERNAL    120 /* husk or KVM failed on the host */
+#define EXIT_GUEST_ERROR 121 /* the guest broke the device protocol (bad descriptor, unknown MMIO/port) */
+#define EXIT_PANIC       122 /* the guest kernel panicked or crashed */
+#define EXIT_TIMEOUT     124 /* --timeout expired */
+#define EXIT_USAGE       125 /* bad command line, image, program file, or no /dev/kvm */
+#endif

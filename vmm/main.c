@@ -1,0 +1,317 @@
+/* husk: run one program in a fresh microVM.  Command line, then the run:
+ * create the VM, load kernel and program, describe the machine in a device
+ * tree, run, report. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+#include "boot_fdt.h"
+#include "elf_load.h"
+#include "exit_codes.h"
+#include "husk/abi.h"
+#include "run.h"
+#include "vm.h"
+
+#ifndef HUSK_VERSION
+#define HUSK_VERSION "0.1.0"
+#endif
+
+extern const uint8_t husk_kernel_elf[], husk_kernel_elf_end[];
+
+struct options {
+	uint64_t memory;
+	double timeout;
+	char **env;
+	int nenv;
+	int no_pvm, syscalls, selftest;
+	const char *program;
+	char **args; /* argv of the program, args[0] = program as given */
+	int nargs;
+};
+
+static _Noreturn void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("husk: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(" (see husk --help)\n", stderr);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
+static _Noreturn void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("husk: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(code);
+}
+
+static void help(void)
+{
+	printf("Usage: husk run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	       "Run PROGRAM in a fresh hardware-isolated microVM and exit with its status.\n"
+	       "PROGRAM is an image name (e.g. lua) or the path of a static x86-64 ELF executable.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -m, --memory SIZE     guest memory, e.g. 256M or 1G (default 256M; %lluM to %lluG)\n"
+	       "  -t, --timeout SECS    stop the run after SECS seconds of wall time (exit 124)\n"
+	       "  -e, --env KEY=VALUE   set a variable in the program's environment (repeatable;\n"
+	       "                        the environment is otherwise empty)\n"
+	       "      --no-pvm          do not use kvm_pvm even where /dev/kvm offers it\n"
+	       "      --syscalls        list the system calls the program made, on stderr\n"
+	       "      --kernel-selftest boot the guest kernel into its self-test instead of a program\n"
+	       "  -h, --help            show this help\n"
+	       "  -V, --version         show the version\n"
+	       "\n"
+	       "Exit status: the program's; 128+N when the program was killed by signal N;\n"
+	       "120 host error, 121 guest broke the device protocol, 122 guest kernel panic,\n"
+	       "124 timeout, 125 usage error (bad option, image, program or no /dev/kvm).\n"
+	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary.\n",
+	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
+}
+
+/* "256M", "1G", "1048576": bytes, rounded up to 2 MiB. */
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		usage_error("bad memory size '%s'", s);
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		usage_error("bad memory size '%s'", s);
+	if (v > (HUSK_RAM_MAX >> shift) || (v << shift) < HUSK_RAM_MIN || (v << shift) > HUSK_RAM_MAX)
+		usage_error("memory size '%s' is outside %lluM..%lluG", s,
+			    (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
+	uint64_t bytes = (uint64_t)v << shift;
+	return (bytes + (2ull << 20) - 1) & ~((2ull << 20) - 1);
+}
+
+static double parse_seconds(const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e7)
+		usage_error("bad timeout '%s' (seconds, more than 0)", s);
+	return v;
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "memory", required_argument, 0, 'm' },
+		{ "timeout", required_argument, 0, 't' },
+		{ "env", required_argument, 0, 'e' },
+		{ "no-pvm", no_argument, 0, 'P' },
+		{ "syscalls", no_argument, 0, 'S' },
+		{ "kernel-selftest", no_argument, 0, 'K' },
+		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
+		{ 0, 0, 0, 0 },
+	};
+	o->memory = 256ull << 20;
+	o->env = calloc(argc, sizeof *o->env);
+	if (!o->env)
+		die(EXIT_INTERNAL, "out of memory");
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:m:t:e:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm': o->memory = parse_size(optarg); break;
+		case 't': o->timeout = parse_seconds(optarg); break;
+		case 'e':
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				usage_error("bad environment variable '%s' (expected KEY=VALUE)", optarg);
+			o->env[o->nenv++] = optarg;
+			break;
+		case 'P': o->no_pvm = 1; break;
+		case 'S': o->syscalls = 1; break;
+		case 'K': o->selftest = 1; break;
+		case 'h': help(); exit(0);
+		case 'V': printf("husk %s\n", HUSK_VERSION); exit(0);
+		case ':': usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o->selftest) {
+		static char *self[] = { "husk-kernel-selftest", NULL };
+		o->args = self;
+		o->nargs = 1;
+		return;
+	}
+	if (optind >= argc)
+		usage_error("no program given");
+	o->program = argv[optind];
+	o->args = argv + optind;
+	o->nargs = argc - optind;
+}
+
+/* An image name (no slash) is looked up in the image directory. */
+static char *resolve_program(const char *name)
+{
+	if (strchr(name, '/'))
+		return strdup(name);
+	if (!*name || name[0] == '.')
+		usage_error("bad image name '%s'", name);
+	char dir[PATH_MAX];
+	const char *env = getenv("HUSK_IMAGES");
+	if (env && *env) {
+		snprintf(dir, sizeof dir, "%s", env);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+		if (n < 0)
+			die(EXIT_INTERNAL, "cannot find my own binary: %s", strerror(errno));
+		dir[n] = 0;
+		char *slash = strrchr(dir, '/');
+		snprintf(slash, sizeof dir - (slash - dir), "/build/images");
+	}
+	char *path;
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		die(EXIT_INTERNAL, "out of memory");
+	if (access(path, F_OK))
+		usage_error("unknown image '%s' (no %s; give a path like ./%s to run a file)", name, path, name);
+	return path;
+}
+
+static const uint8_t *map_file(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die(EXIT_USAGE, "cannot open %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		die(EXIT_USAGE, "%s is not a regular file", path);
+	if (st.st_size == 0)
+		die(EXIT_USAGE, "%s: not an ELF file (empty)", path);
+	void *p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		die(EXIT_USAGE, "cannot read %s: %s", path, strerror(errno));
+	close(fd);
+	*size = st.st_size;
+	return p;
+}
+
+static void host_terminal(struct boot_params *bp)
+{
+	bp->rows = 24, bp->cols = 80;
+	for (int fd = 0; fd < 3; fd++) {
+		bp->tty[fd] = isatty(fd);
+		struct winsize ws;
+		if (bp->tty[fd] && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
+			bp->rows = ws.ws_row, bp->cols = ws.ws_col;
+	}
+}
+
+static int run(const struct options *o)
+{
+	char err[512];
+	const uint8_t *prog = NULL;
+	size_t prog_size = 0;
+	char *path = NULL;
+	if (!o->selftest) {
+		path = resolve_program(o->program);
+		prog = map_file(path, &prog_size);
+	}
+
+	struct vm vm;
+	int user_error;
+	if (vm_create(&vm, o->memory, !o->no_pvm, err, sizeof err, &user_error))
+		die(user_error ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
+
+	struct elf_image kernel, image = { 0 };
+	struct elf_limits klim = { HUSK_KERNEL_BASE, HUSK_KERNEL_END, 0, 0 };
+	if (elf_load(&vm.mem, husk_kernel_elf, husk_kernel_elf_end - husk_kernel_elf, &klim, &kernel, err, sizeof err))
+		die(EXIT_INTERNAL, "guest kernel: %s", err);
+	if (prog) {
+		/* Leave at least 1 MiB above the image for its heap. */
+		struct elf_limits plim = { HUSK_PROGRAM_MIN, o->memory - HUSK_STACK_SIZE - (1ull << 20), HUSK_PIE_BASE, 1 };
+		if (elf_load(&vm.mem, prog, prog_size, &plim, &image, err, sizeof err))
+			die(EXIT_USAGE, "%s: %s", path, err);
+		munmap((void *)prog, prog_size);
+	} else {
+		image.hi = HUSK_PROGRAM_MIN;
+	}
+
+	static struct console con[2];
+	console_init(&con[0], HUSK_MMIO_BASE, &vm.mem, STDIN_FILENO, STDOUT_FILENO);
+	console_init(&con[1], HUSK_MMIO_BASE + HUSK_MMIO_SIZE, &vm.mem, -1, STDERR_FILENO);
+	struct run_devices dev = { { &con[0], &con[1] }, 2 };
+
+	struct boot_params bp = {
+		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
+		.entry = image.entry, .phdr = image.phdr, .phnum = image.phnum, .image_end = image.hi,
+		.tsc_khz = vm.tsc_khz, .selftest = o->selftest,
+		.console = { { HUSK_MMIO_BASE, { 0, 1 }, 2 }, { HUSK_MMIO_BASE + HUSK_MMIO_SIZE, { 2, -1 }, 1 } },
+		.nconsoles = 2,
+	};
+	host_terminal(&bp);
+	if (getrandom(bp.seed, sizeof bp.seed, 0) != sizeof bp.seed)
+		die(EXIT_INTERNAL, "getrandom: %s", strerror(errno));
+	struct timespec wall, mono;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	bp.tsc = __rdtsc();
+	bp.wall_ns = wall.tv_sec * 1000000000ull + wall.tv_nsec;
+	bp.mono_ns = mono.tv_sec * 1000000000ull + mono.tv_nsec;
+	if (boot_fdt_build(gpa_ptr(&vm.mem, HUSK_FDT, HUSK_FDT_MAX), HUSK_FDT_MAX, &bp, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
+	if (vm_setup_cpu(&vm, kernel.entry, err, sizeof err))
+		die(EXIT_INTERNAL, "%s", err);
+
+	signal(SIGPIPE, SIG_IGN); /* a closed stdout is handled as EPIPE */
+	int status = run_guest(&vm, &dev, o->timeout, o->syscalls);
+	vm_destroy(&vm);
+	free(path);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage_error("no command given");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		help();
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("husk %s\n", HUSK_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "run"))
+		usage_error("unknown command '%s'", argv[1]);
+	struct options o = { 0 };
+	parse_options(argc - 1, argv + 1, &o);
+	return run(&o);
+}

@@ -1,0 +1,190 @@
+#include <errno.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/time.h>
+#include "exit_codes.h"
+#include "husk/abi.h"
+#include "run.h"
+#include "stop.h"
+
+static struct kvm_run *volatile running;
+
+/* Timer signal: make KVM_RUN (or a blocking read/write) return EINTR. */
+static void on_timeout(int sig)
+{
+	(void)sig;
+	stop_request(STOP_TIMEOUT);
+	if (running)
+		running->immediate_exit = 1;
+}
+
+static void arm_timeout(double seconds)
+{
+	struct sigaction sa = { .sa_handler = on_timeout }; /* no SA_RESTART */
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { 0 };
+	it.it_value.tv_sec = (time_t)seconds;
+	it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+		it.it_value.tv_usec = 1;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static const char *const signal_names[32] = {
+	[4] = "SIGILL", [5] = "SIGTRAP", [7] = "SIGBUS", [8] = "SIGFPE", [11] = "SIGSEGV",
+};
+static const char *const vector_names[32] = {
+	[0] = "divide error", [1] = "debug trap", [3] = "breakpoint", [4] = "overflow",
+	[5] = "bound range", [6] = "invalid opcode", [7] = "FPU not available", [10] = "invalid TSS",
+	[11] = "segment not present", [12] = "stack fault", [13] = "general protection fault",
+	[14] = "page fault", [16] = "x87 error", [17] = "alignment check", [19] = "SIMD error",
+};
+
+static int program_fault(struct vm *v)
+{
+	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
+	struct husk_fault f = r->fault; /* a copy: the guest is stopped, but untrusted */
+	if (f.signal >= 32 || !signal_names[f.signal] || f.vector >= 32) {
+		fprintf(stderr, "husk: guest reported a fault with signal %lu, vector %lu\n", f.signal, f.vector);
+		return EXIT_PANIC;
+	}
+	fprintf(stderr, "husk: program killed by %s (%s) at rip %#lx", signal_names[f.signal],
+		vector_names[f.vector] ? vector_names[f.vector] : "exception", f.rip);
+	if (f.vector == 14)
+		fprintf(stderr, ", address %#lx (%s)", f.addr, f.error & 2 ? "write" : "read");
+	fputc('\n', stderr);
+	return 128 + (int)f.signal;
+}
+
+static int kernel_panic(struct vm *v)
+{
+	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
+	char msg[sizeof r->msg];
+	memcpy(msg, r->msg, sizeof msg);
+	msg[sizeof msg - 1] = 0;
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+	fprintf(stderr, "husk: guest kernel panic: %s\n", msg);
+	return EXIT_PANIC;
+}
+
+static void print_syscalls(struct vm *v)
+{
+	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
+	fprintf(stderr, "husk: system calls made (number name count [not implemented]):\n");
+	for (int nr = 0; nr < HUSK_NSYSCALLS; nr++) {
+		unsigned calls = r->calls[nr], enosys = r->enosys[nr];
+		if (!calls)
+			continue;
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+		fprintf(stderr, "husk:   %3d %-20s %u%s\n", nr, name ? name : "?", calls,
+			enosys ? " ENOSYS" : "");
+		free(name);
+	}
+}
+
+static int guest_error(struct vm *v, const char *what)
+{
+	struct kvm_regs r = { 0 };
+	ioctl(v->vcpu, KVM_GET_REGS, &r);
+	fprintf(stderr, "husk: guest misbehaved: %s (rip %#llx); run stopped\n", what, (unsigned long long)r.rip);
+	return EXIT_GUEST_ERROR;
+}
+
+static int handle_mmio(struct vm *v, struct run_devices *dev)
+{
+	struct kvm_run *run = v->run;
+	uint64_t a = run->mmio.phys_addr;
+	for (int i = 0; i < dev->nconsoles; i++) {
+		struct virtio_mmio *d = &dev->console[i]->mmio;
+		if (a >= d->base && a < d->base + HUSK_MMIO_SIZE) {
+			const char *err = NULL;
+			if (virtio_mmio_access(d, a - d->base, run->mmio.data, run->mmio.len, run->mmio.is_write, &err))
+				return fprintf(stderr, "husk: guest misbehaved: %s; run stopped\n", err), -1;
+			return 0;
+		}
+	}
+	fprintf(stderr, "husk: guest misbehaved: %s of unknown MMIO address %#llx; run stopped\n",
+		run->mmio.is_write ? "write" : "read", (unsigned long long)a);
+	return -1;
+}
+
+static int stopped(double timeout_s)
+{
+	if (stop_requested() == STOP_PIPE)
+		return 128 + SIGPIPE; /* like a program writing to a closed pipe */
+	fprintf(stderr, "husk: timed out after %g s; run stopped\n", timeout_s);
+	return EXIT_TIMEOUT;
+}
+
+int run_guest(struct vm *v, struct run_devices *dev, double timeout_s, int syscall_stats)
+{
+	struct kvm_run *run = v->run;
+	running = run;
+	if (timeout_s > 0)
+		arm_timeout(timeout_s);
+	int status = -1;
+	while (status < 0) {
+		if (stop_requested()) {
+			status = stopped(timeout_s);
+			break;
+		}
+		if (ioctl(v->vcpu, KVM_RUN, 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			fprintf(stderr, "husk: KVM_RUN: %s\n", strerror(errno));
+			status = EXIT_INTERNAL;
+			break;
+		}
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO: {
+			if (run->io.direction != KVM_EXIT_IO_OUT || run->io.size != 4 || run->io.count != 1) {
+				status = guest_error(v, "unexpected I/O port access");
+				break;
+			}
+			uint32_t val;
+			memcpy(&val, (uint8_t *)run + run->io.data_offset, 4);
+			if (run->io.port == HUSK_PORT_EXIT)
+				status = val & 0xff;
+			else if (run->io.port == HUSK_PORT_FAULT)
+				status = program_fault(v);
+			else if (run->io.port == HUSK_PORT_PANIC)
+				status = kernel_panic(v);
+			else
+				status = guest_error(v, "write to an unknown I/O port");
+			break;
+		}
+		case KVM_EXIT_MMIO:
+			if (handle_mmio(v, dev))
+				status = EXIT_GUEST_ERROR;
+			break;
+		case KVM_EXIT_SHUTDOWN:
+			fprintf(stderr, "husk: guest kernel crashed (triple fault)\n");
+			status = EXIT_PANIC;
+			break;
+		case KVM_EXIT_HLT:
+			fprintf(stderr, "husk: guest halted without exiting\n");
+			status = EXIT_PANIC;
+			break;
+		case KVM_EXIT_INTERNAL_ERROR:
+			fprintf(stderr, "husk: the guest ran an instruction KVM cannot handle (internal error %u)\n",
+				run->internal.suberror);
+			status = EXIT_PANIC;
+			break;
+		default:
+			fprintf(stderr, "husk: unexpected KVM exit %u\n", run->exit_reason);
+			status = EXIT_INTERNAL;
+		}
+	}
+	running = NULL;
+	if (timeout_s > 0)
+		setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
+	if (syscall_stats)
+		print_syscalls(v);
+	return status;
+}

@@ -1,0 +1,13 @@
+/* Runs the vCPU until the guest ends the run, and turns that into an exit status. */
+#ifndef HUSK_RUN_H
+#define HUSK_RUN_H
+#include "virtio_console.h"
+#include "vm.h"
+
+struct run_devices {
+	struct console *console[2];
+	int nconsoles;
+};
+
+int run_guest(struct vm *v, struct run_devices *dev, double timeout_s, int syscall_stats);
+#endif

@@ -1,0 +1,15 @@
+#include <signal.h>
+#include "stop.h"
+
+static volatile sig_atomic_t reason;
+
+void stop_request(enum stop_reason r)
+{
+	if (!reason)
+		reason = r;
+}
+
+enum stop_reason stop_requested(void)
+{
+	return reason;
+}

@@ -1,0 +1,104 @@
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+#include "husk/virtio_regs.h"
+#include "stop.h"
+#include "virtio_console.h"
+
+enum { RECEIVEQ, TRANSMITQ };
+
+/* Whole buffer to the host fd.  Gives up when a stop is requested or the
+ * reader went away. */
+static int write_all(struct console *c, const uint8_t *p, size_t n)
+{
+	while (n && !c->out_closed) {
+		ssize_t k = write(c->out_fd, p, n);
+		if (k > 0) {
+			p += k, n -= k;
+			c->bytes_out += k;
+		} else if (k < 0 && errno == EINTR) {
+			if (stop_requested())
+				return -1;
+		} else if (k < 0 && errno == EAGAIN) {
+			struct pollfd pf = { c->out_fd, POLLOUT, 0 };
+			poll(&pf, 1, -1);
+		} else {
+			c->out_closed = 1;
+			if (errno == EPIPE)
+				stop_request(STOP_PIPE);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int transmit(struct console *c, const char **err)
+{
+	struct virtq *q = &c->mmio.q[TRANSMITQ];
+	static struct virtq_chain ch;
+	int r;
+	while ((r = virtq_pop(q, c->mmio.mem, &ch, err)) == 1) {
+		for (int i = 0; i < ch.n; i++)
+			if (!ch.seg[i].writable && write_all(c, ch.seg[i].ptr, ch.seg[i].len))
+				break;
+		if (virtq_push(q, c->mmio.mem, ch.head, 0, err))
+			return -1;
+	}
+	return r;
+}
+
+/* One posted buffer per notify: the guest waits for it, and a blocking read
+ * must not wait for input it did not ask for yet. */
+static int receive(struct console *c, const char **err)
+{
+	struct virtq *q = &c->mmio.q[RECEIVEQ];
+	static struct virtq_chain ch;
+	int r = virtq_pop(q, c->mmio.mem, &ch, err);
+	if (r <= 0)
+		return r;
+	ssize_t got = 0;
+	if (ch.seg[0].writable && c->in_fd >= 0) {
+		for (;;) {
+			got = read(c->in_fd, ch.seg[0].ptr, ch.seg[0].len);
+			if (got >= 0)
+				break;
+			if (errno == EINTR && !stop_requested())
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pf = { c->in_fd, POLLIN, 0 };
+				poll(&pf, 1, -1);
+				if (!stop_requested())
+					continue;
+			}
+			got = 0; /* an error or a stop: the program sees end of input */
+			break;
+		}
+	}
+	return virtq_push(q, c->mmio.mem, ch.head, (uint32_t)got, err);
+}
+
+static int console_notify(struct virtio_mmio *d, int q, const char **err)
+{
+	struct console *c = d->priv;
+	return q == TRANSMITQ ? transmit(c, err) : receive(c, err);
+}
+
+static const struct virtio_device_ops console_ops = { .notify = console_notify };
+
+void console_init(struct console *c, uint64_t base, const struct guest_mem *m, int in_fd, int out_fd)
+{
+	memset(c, 0, sizeof *c);
+	c->in_fd = in_fd;
+	c->out_fd = out_fd;
+	c->mmio.base = base;
+	c->mmio.device_id = VIRTIO_ID_CONSOLE;
+	c->mmio.features = 1ull << VIRTIO_F_VERSION_1;
+	c->mmio.config = c->config;
+	c->mmio.config_len = sizeof c->config;
+	c->mmio.ops = &console_ops;
+	c->mmio.priv = c;
+	c->mmio.mem = m;
+	c->mmio.nqueues = 2;
+	virtio_mmio_reset(&c->mmio);
+}

@@ -1,0 +1,18 @@
+/* virtio-console (virtio 1.x, 5.3), one port: receiveq is fed from a host
+ * fd, transmitq is written to a host fd.  husk attaches two: stdin+stdout,
+ * and stderr, so the program's stdout and stderr stay apart on the host. */
+#ifndef HUSK_VIRTIO_CONSOLE_H
+#define HUSK_VIRTIO_CONSOLE_H
+#include <stdint.h>
+#include "virtio_mmio.h"
+
+struct console {
+	struct virtio_mmio mmio;
+	int in_fd, out_fd;  /* host fds; in_fd < 0: no input (always EOF) */
+	uint64_t bytes_out;
+	int out_closed;     /* the host side of out_fd went away (EPIPE) */
+	uint8_t config[12]; /* cols, rows, max_nr_ports, emerg_wr */
+};
+
+void console_init(struct console *c, uint64_t base, const struct guest_mem *m, int in_fd, int out_fd);
+#endif

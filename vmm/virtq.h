@@ -1,0 +1,37 @@
+/* Split virtqueues (virtio 1.x, 2.7) as the device sees them.  All ring and
+ * buffer addresses come from the guest and are checked before use. */
+#ifndef HUSK_VIRTQ_H
+#define HUSK_VIRTQ_H
+#include <stdint.h>
+#include "guest_mem.h"
+
+#define VIRTQ_MAX_SIZE 256
+
+struct virtq {
+	uint16_t num;      /* queue size the driver chose */
+	int ready;
+	uint64_t desc, avail, used; /* guest physical addresses */
+	uint16_t last_avail;
+	uint16_t next_used;
+};
+
+struct virtq_seg {
+	uint8_t *ptr;      /* host address, validated */
+	uint32_t len;
+	int writable;      /* device writes into it */
+};
+
+struct virtq_chain {
+	uint16_t head;
+	int n;
+	uint64_t total;
+	struct virtq_seg seg[VIRTQ_MAX_SIZE];
+};
+
+/* Validates the rings when the driver sets QueueReady. 0 or -1 with *err. */
+int virtq_enable(struct virtq *q, const struct guest_mem *m, const char **err);
+/* Takes the next available chain: 1 got one, 0 queue empty, -1 malformed. */
+int virtq_pop(struct virtq *q, const struct guest_mem *m, struct virtq_chain *c, const char **err);
+/* Returns a chain to the driver with the number of bytes written into it. */
+int virtq_push(struct virtq *q, const struct guest_mem *m, uint16_t head, uint32_t len, const char **err);
+#endif

@@ -1,0 +1,210 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "husk/abi.h"
+#include "vm.h"
+
+#define MSR_STAR   0xc0000081u
+#define MSR_LSTAR  0xc0000082u
+#define MSR_SFMASK 0xc0000084u
+
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	if (errno && len >= 0 && (size_t)len < n)
+		snprintf(err + len, n - len, ": %s", strerror(errno));
+	return -1;
+}
+
+static int get_msr(int vcpu, uint32_t index, uint64_t *value)
+{
+	struct { struct kvm_msrs h; struct kvm_msr_entry e; } b = { .h.nmsrs = 1, .e.index = index };
+	if (ioctl(vcpu, KVM_GET_MSRS, &b) != 1)
+		return -1;
+	*value = b.e.data;
+	return 0;
+}
+
+static int set_msrs(int vcpu, const uint32_t *index, const uint64_t *value, int n)
+{
+	struct { struct kvm_msrs h; struct kvm_msr_entry e[8]; } b = { .h.nmsrs = n };
+	for (int i = 0; i < n; i++)
+		b.e[i].index = index[i], b.e[i].data = value[i];
+	return ioctl(vcpu, KVM_SET_MSRS, &b) == n ? 0 : -1;
+}
+
+static int set_cpuid(struct vm *v)
+{
+	static struct { struct kvm_cpuid2 c; struct kvm_cpuid_entry2 e[256]; } cp;
+	cp.c.nent = 256;
+	if (ioctl(v->kvm, KVM_GET_SUPPORTED_CPUID, &cp) < 0)
+		return -1;
+	return ioctl(v->vcpu, KVM_SET_CPUID2, &cp);
+}
+
+int vm_create(struct vm *v, uint64_t ram_size, int allow_pvm, char *err, size_t errlen, int *user_error)
+{
+	memset(v, 0, sizeof *v);
+	v->kvm = v->fd = v->vcpu = -1;
+	*user_error = 0;
+	errno = 0;
+	v->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (v->kvm < 0) {
+		*user_error = 1;
+		return fail(err, errlen, "cannot open /dev/kvm");
+	}
+	if (ioctl(v->kvm, KVM_GET_API_VERSION, 0) != KVM_API_VERSION)
+		return fail(err, errlen, "/dev/kvm speaks an unknown KVM API version");
+	v->fd = ioctl(v->kvm, KVM_CREATE_VM, 0);
+	if (v->fd < 0)
+		return fail(err, errlen, "KVM_CREATE_VM");
+	int e = guest_mem_alloc(&v->mem, ram_size);
+	if (e) {
+		errno = -e;
+		return fail(err, errlen, "cannot allocate %llu MiB of guest memory", (unsigned long long)(ram_size >> 20));
+	}
+	struct kvm_userspace_memory_region region = {
+		.slot = 0, .guest_phys_addr = 0, .memory_size = ram_size, .userspace_addr = (uintptr_t)v->mem.host,
+	};
+	if (ioctl(v->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
+		return fail(err, errlen, "KVM_SET_USER_MEMORY_REGION");
+	v->vcpu = ioctl(v->fd, KVM_CREATE_VCPU, 0);
+	if (v->vcpu < 0)
+		return fail(err, errlen, "KVM_CREATE_VCPU");
+	int sz = ioctl(v->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (sz <= 0)
+		return fail(err, errlen, "KVM_GET_VCPU_MMAP_SIZE");
+	v->run_size = sz;
+	v->run = mmap(NULL, v->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->vcpu, 0);
+	if (v->run == MAP_FAILED) {
+		v->run = NULL;
+		return fail(err, errlen, "mmap of the vCPU run area");
+	}
+	if (set_cpuid(v) < 0)
+		return fail(err, errlen, "KVM_SET_CPUID2");
+	uint64_t sig = 0;
+	v->pvm = allow_pvm && get_msr(v->vcpu, PVM_MSR_SIGNATURE, &sig) == 0 && sig == PVM_SIGNATURE;
+	uint64_t khz = 0;
+	if (get_msr(v->vcpu, PVM_MSR_TSC_KHZ, &khz) || !khz) {
+		int k = ioctl(v->vcpu, KVM_GET_TSC_KHZ, 0);
+		khz = k > 0 ? (uint64_t)k : 0;
+	}
+	if (!khz)
+		return fail(err, errlen, "cannot learn the TSC frequency");
+	v->tsc_khz = khz;
+	if (!v->pvm)
+		ioctl(v->fd, KVM_SET_TSS_ADDR, 0xfffbd000ul); /* VMX wants one; harmless elsewhere */
+	return 0;
+}
+
+/* Identity map with the U/S bit at every level (kvm_pvm runs the guest at
+ * hardware CPL 3 and needs it): RAM in 2 MiB pages, except the first 2 MiB in
+ * 4 KiB pages with page 0 left out, plus the virtio-mmio window. */
+static void build_page_tables(struct vm *v)
+{
+	const uint64_t P = 1, RW = 2, US = 4, PCD = 0x10, PS = 0x80, TABLE = P | RW | US;
+	uint64_t *pml4 = gpa_ptr(&v->mem, HUSK_PML4, 4096);
+	uint64_t *pdpt = gpa_ptr(&v->mem, HUSK_PDPT, 4096);
+	uint64_t *pd = gpa_ptr(&v->mem, HUSK_PD, 4 * 4096);
+	uint64_t *pt0 = gpa_ptr(&v->mem, HUSK_PT0, 4096);
+	pml4[0] = HUSK_PDPT | TABLE;
+	for (int i = 0; i < 4; i++)
+		pdpt[i] = (HUSK_PD + 4096ull * i) | TABLE;
+	pd[0] = HUSK_PT0 | TABLE;
+	for (uint64_t i = 1; i < 512; i++)
+		pt0[i] = i * 4096 | TABLE;
+	for (uint64_t a = 2ull << 20; a < v->mem.size; a += 2ull << 20)
+		pd[a >> 21] = a | TABLE | PS;
+	pd[HUSK_MMIO_BASE >> 21] = HUSK_MMIO_BASE | TABLE | PS | PCD;
+}
+
+static void write_gdt(struct vm *v)
+{
+	uint64_t *g = gpa_ptr(&v->mem, HUSK_GDT, 10 * 8);
+	g[1] = 0x00cf9b000000ffffull; /* 0x08 32-bit code */
+	g[2] = 0x00af9b000000ffffull; /* 0x10 kernel 64-bit code */
+	g[3] = 0x00cf93000000ffffull; /* 0x18 kernel data */
+	g[4] = 0x00cffb000000ffffull; /* 0x20 user 32-bit code */
+	g[5] = 0x00cff3000000ffffull; /* 0x28 user data */
+	g[6] = 0x00affb000000ffffull; /* 0x30 user 64-bit code */
+	uint64_t base = HUSK_TSS, limit = 0x67;
+	g[8] = (limit & 0xffff) | (base & 0xffffff) << 16 | 0x8bull << 40 | ((base >> 24) & 0xff) << 56;
+	g[9] = base >> 32;
+}
+
+static void segment(struct kvm_segment *s, uint16_t sel, uint8_t type, int code64)
+{
+	memset(s, 0, sizeof *s);
+	s->selector = sel;
+	s->limit = 0xffffffff;
+	s->type = type;
+	s->present = 1;
+	s->s = 1;
+	s->l = code64;
+	s->db = !code64;
+	s->g = 1;
+}
+
+int vm_setup_cpu(struct vm *v, uint64_t entry, char *err, size_t errlen)
+{
+	errno = 0;
+	build_page_tables(v);
+	write_gdt(v);
+	struct kvm_sregs s;
+	if (ioctl(v->vcpu, KVM_GET_SREGS, &s) < 0)
+		return fail(err, errlen, "KVM_GET_SREGS");
+	s.cr0 = 0x80050033; /* PG WP NE ET MP PE, AM */
+	s.cr3 = HUSK_PML4;
+	s.cr4 = 0x620;      /* PAE OSFXSR OSXMMEXCPT */
+	s.efer = 0x501;     /* LMA LME SCE */
+	segment(&s.cs, HUSK_KCS, 0xb, 1);
+	segment(&s.ss, HUSK_KDS, 0x3, 0);
+	s.ds = s.es = s.ss;
+	segment(&s.fs, 0, 0x3, 0);
+	s.gs = s.fs;
+	memset(&s.ldt, 0, sizeof s.ldt);
+	s.ldt.type = 2;
+	s.ldt.unusable = 1;
+	memset(&s.tr, 0, sizeof s.tr);
+	s.tr.selector = HUSK_TSS_SEL;
+	s.tr.base = HUSK_TSS;
+	s.tr.limit = 0x67;
+	s.tr.type = 11;
+	s.tr.present = 1;
+	s.gdt.base = HUSK_GDT;
+	s.gdt.limit = 10 * 8 - 1;
+	s.idt.base = HUSK_IDT;
+	s.idt.limit = 256 * 16 - 1;
+	if (ioctl(v->vcpu, KVM_SET_SREGS, &s) < 0)
+		return fail(err, errlen, "KVM_SET_SREGS");
+	/* syscall enters at CS 0x10 / SS 0x18; SFMASK clears TF IF DF AC NT. */
+	uint32_t msr[] = { MSR_STAR, MSR_SFMASK };
+	uint64_t val[] = { (uint64_t)HUSK_UCS32 << 48 | (uint64_t)HUSK_KCS << 32, 0x47700 };
+	if (set_msrs(v->vcpu, msr, val, 2) < 0)
+		return fail(err, errlen, "KVM_SET_MSRS");
+	struct kvm_regs r = { .rip = entry, .rdi = HUSK_FDT, .rsi = v->pvm ? HUSK_BOOT_PVM : 0, .rflags = 2 };
+	if (ioctl(v->vcpu, KVM_SET_REGS, &r) < 0)
+		return fail(err, errlen, "KVM_SET_REGS");
+	return 0;
+}
+
+void vm_destroy(struct vm *v)
+{
+	if (v->run)
+		munmap(v->run, v->run_size);
+	guest_mem_free(&v->mem);
+	if (v->vcpu >= 0)
+		close(v->vcpu);
+	if (v->fd >= 0)
+		close(v->fd);
+	if (v->kvm >= 0)
+		close(v->kvm);
+}
