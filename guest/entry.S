@@ -2,6 +2,11 @@
  * into the program.  Everything runs at one privilege level. */
 #include "husk/abi.h"
 
+/* struct husk_kernel_header, at HUSK_KERNEL_BASE */
+	.section .husk_header, "a"
+	.quad HUSK_KERNEL_MAGIC
+	.quad syscall_entry
+
 	.section .text.entry, "ax"
 	.globl _start
 /* rdi = boot device tree, rsi = boot flags (HUSK_BOOT_*). */
@@ -91,7 +96,7 @@ trap_common:
 	push %r14
 	push %r15
 	mov %rsp, %rdi
-	call trap_handler		/* IST stack top is 16-aligned: 20 pushes */
+	call trap_handler		/* IST stack top is 16-aligned: 22 pushes */
 	pop %r15
 	pop %r14
 	pop %r13
@@ -139,7 +144,4 @@ user_rsp:
 boot_stack_top:
 	.space 32768
 syscall_stack_top:
-	.globl trap_stack_top
-	.space 16384
-trap_stack_top:
 	.section .note.GNU-stack, "", @progbits

@@ -7,7 +7,6 @@ _Noreturn void kmain(const void *fdt, unsigned long flags);
 _Noreturn void kmain(const void *fdt, unsigned long flags)
 {
 	trap_init();
-	wrmsr(MSR_LSTAR, (uintptr_t)syscall_entry);
 	bootinfo_parse(fdt, flags & HUSK_BOOT_PVM);
 	clock_init();
 	random_init(boot.seed);

@@ -1,9 +1,12 @@
 /* The program's memory: everything between the end of its image and the
- * stack at the top of RAM is one arena of 4 KiB pages.  brk grows up from the
- * bottom, mmap takes pages from the top down.  RAM is mapped up front, so an
- * allocation is bookkeeping plus zeroing; pages never handed out are still zero
- * from the host and are not cleared again.  Protections are not enforced: the
- * program shares the kernel's privilege (mprotect succeeds and does nothing). */
+ * stack at the top of RAM is one arena of 4 KiB pages.  brk and mmap both take
+ * pages from the bottom up, so a small program stays within the 2 MiB pages its
+ * image already touched (each new 2 MiB region costs the host a huge-page
+ * fault); brk fails once mmap took the page above it, and musl's malloc then
+ * uses mmap.  RAM is mapped up front, so an allocation is bookkeeping plus
+ * zeroing; pages never handed out are still zero from the host and are not
+ * cleared again.  Protections are not enforced: the program shares the
+ * kernel's privilege (mprotect succeeds and does nothing). */
 #include <string.h>
 #include "kernel.h"
 
@@ -21,8 +24,8 @@
 static uint64_t used[MAX_PAGES / 64];
 static uintptr_t lo, hi;       /* arena bounds */
 static uintptr_t brk_cur;      /* current break */
-static uintptr_t brk_high;     /* highest break ever: pages below may be dirty */
-static uintptr_t mmap_floor;   /* lowest page mmap ever gave: pages above may be dirty */
+static uintptr_t dirty_end;    /* pages from here up were never handed out */
+static size_t free_hint;       /* no free page below this index */
 static uint64_t ram_end;
 
 static size_t pg(uintptr_t a) { return (a - lo) / PAGE_SIZE; }
@@ -46,12 +49,21 @@ static int range_free(size_t first, size_t n)
 	return 1;
 }
 
-/* Zero [a, a+len) unless it was never handed out before. */
-static void clear(uintptr_t a, size_t len)
+/* Mark [a, a+len) in use and zero what was handed out before. */
+static void take(uintptr_t a, size_t len)
 {
-	if (a >= brk_high && a + len <= mmap_floor)
-		return;
-	memset((void *)a, 0, len);
+	mark(pg(a), len / PAGE_SIZE, 1);
+	if (a < dirty_end)
+		memset((void *)a, 0, (a + len < dirty_end ? a + len : dirty_end) - a);
+	if (a + len > dirty_end)
+		dirty_end = a + len;
+}
+
+static void release(uintptr_t a, size_t len)
+{
+	mark(pg(a), len / PAGE_SIZE, 0);
+	if (pg(a) < free_hint)
+		free_hint = pg(a);
 }
 
 void mem_init(uint64_t image_end, uint64_t ram_size)
@@ -61,8 +73,8 @@ void mem_init(uint64_t image_end, uint64_t ram_size)
 	hi = ram_size - HUSK_STACK_SIZE;
 	if (lo >= hi)
 		panic("program image ends at %lx, no room below the stack", (unsigned long)image_end);
-	brk_cur = brk_high = lo;
-	mmap_floor = hi;
+	brk_cur = dirty_end = lo;
+	free_hint = 0;
 }
 
 uintptr_t mem_stack_top(void)
@@ -84,30 +96,32 @@ long mem_brk(uintptr_t want)
 	if (new_end > old_end) {
 		if (!range_free(pg(old_end), pg(new_end) - pg(old_end)))
 			return brk_cur;
-		mark(pg(old_end), pg(new_end) - pg(old_end), 1);
-		clear(old_end, new_end - old_end);
+		take(old_end, new_end - old_end);
 	} else if (new_end < old_end) {
-		mark(pg(new_end), pg(old_end) - pg(new_end), 0);
+		release(new_end, old_end - new_end);
 	}
 	brk_cur = want;
-	if (new_end > brk_high)
-		brk_high = new_end;
 	return brk_cur;
 }
 
-/* Highest run of n free pages, or 0. */
+/* Lowest run of n free pages, or 0. */
 static uintptr_t find_free(size_t n)
 {
 	size_t total = pg(hi), run = 0;
-	for (size_t i = total; i-- > 0;) {
-		if (i % 64 == 63 && used[i / 64] == ~0ull) {
+	for (size_t i = free_hint; i < total; i++) {
+		if (i % 64 == 0 && used[i / 64] == ~0ull && i + 64 <= total) {
 			run = 0;
-			i -= 63;
+			i += 63;
 			continue;
 		}
-		run = is_used(i) ? 0 : run + 1;
-		if (run == n)
-			return lo + i * PAGE_SIZE;
+		if (is_used(i)) {
+			run = 0;
+			if (i == free_hint)
+				free_hint = i + 1;
+			continue;
+		}
+		if (++run == n)
+			return lo + (i + 1 - n) * PAGE_SIZE;
 	}
 	return 0;
 }
@@ -129,19 +143,11 @@ long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
 		if ((flags & MAP_FIXED_NOREPLACE) && !range_free(pg(addr), n))
 			return -17; /* EEXIST */
 	} else {
-		addr = 0;
-		if (mmap_floor - lo >= len && mmap_floor - len >= ALIGN_UP(brk_cur, PAGE_SIZE) &&
-		    range_free(pg(mmap_floor - len), n))
-			addr = mmap_floor - len;
-		else
-			addr = find_free(n);
+		addr = find_free(n);
 		if (!addr)
 			return -ENOMEM;
 	}
-	mark(pg(addr), n, 1);
-	clear(addr, len);
-	if (addr < mmap_floor)
-		mmap_floor = addr;
+	take(addr, len);
 	return (long)addr;
 }
 
@@ -155,7 +161,7 @@ long mem_munmap(uintptr_t addr, size_t len)
 	if (end > hi)
 		end = hi;
 	if (addr < end)
-		mark(pg(addr), pg(end) - pg(addr), 0);
+		release(addr, end - addr);
 	return 0;
 }
 

@@ -37,6 +37,8 @@ _Noreturn void selftest_run(void)
 	ok((a[0] | a[1]) && memcmp(a, b, sizeof a), "getrandom output differs between calls");
 
 	mem_init(HUSK_PROGRAM_MIN + PAGE_SIZE, boot.ram_size);
+	long br = mem_brk(0);
+	ok(mem_brk(br + 100000) == br + 100000 && ((char *)br)[99999] == 0, "brk grows");
 	long m = mem_mmap(0, 1 << 20, 3, 0x22);
 	int zero = m > 0 && ((char *)m)[4096] == 0;
 	if (m > 0)
@@ -44,8 +46,6 @@ _Noreturn void selftest_run(void)
 	mem_munmap(m, 1 << 20);
 	long m2 = mem_mmap(m, 1 << 20, 3, 0x32); /* MAP_FIXED over the freed range */
 	ok(zero && m2 == m && ((char *)m2)[100] == 0, "mmap, munmap, mmap again returns zeroed memory");
-	long br = mem_brk(0);
-	ok(mem_brk(br + 100000) == br + 100000 && ((char *)br)[99999] == 0, "brk grows");
 
 	trap_expect = 1;
 	__asm__ volatile("ud2");

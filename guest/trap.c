@@ -1,7 +1,6 @@
-/* CPU exceptions.  Every vector 0-31 runs on its own IST stack (the program
- * may be using its red zone).  A fault in the program ends the run with the
+/* CPU exceptions.  Every vector 0-31 runs on the IST 1 stack the VMM set in
+ * the TSS (the program may be using its red zone below its stack pointer).  A fault in the program ends the run with the
  * signal Linux would deliver; a fault in the kernel is a panic. */
-#include <string.h>
 #include "cpu.h"
 #include "kernel.h"
 
@@ -10,7 +9,8 @@ struct trap_frame {
 	uint64_t vector, error, rip, cs, rflags, rsp, ss;
 };
 
-extern char trap_stubs[], trap_stack_top[], __kernel_text_start[], __kernel_text_end[];
+extern char trap_stubs[], __kernel_text_start[], __kernel_text_end[];
+static uint64_t idt[64] __attribute__((aligned(16)));
 volatile int trap_expect;
 volatile unsigned long trap_seen;
 
@@ -26,9 +26,9 @@ static const unsigned char signal_of[32] = {
 	[13] = SIGSEGV, [14] = SIGSEGV, [16] = SIGFPE, [17] = SIGBUS, [19] = SIGFPE,
 };
 
+/* Filled before it is loaded: on kvm_pvm writes to a live IDT may trap. */
 void trap_init(void)
 {
-	uint64_t *idt = (uint64_t *)HUSK_IDT;
 	for (int v = 0; v < 32; v++) {
 		uint64_t off = (uintptr_t)trap_stubs + 16 * v;
 		/* present, DPL 0, 64-bit interrupt gate, IST 1 */
@@ -36,8 +36,8 @@ void trap_init(void)
 			     ((off >> 16) & 0xffff) << 48;
 		idt[2 * v + 1] = off >> 32;
 	}
-	uint64_t ist1 = (uintptr_t)trap_stack_top;
-	memcpy((char *)HUSK_TSS + 0x24, &ist1, 8);
+	struct __attribute__((packed)) { uint16_t limit; uint64_t base; } idtr = { sizeof idt - 1, (uintptr_t)idt };
+	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
 void trap_handler(struct trap_frame *f)

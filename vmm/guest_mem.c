@@ -7,7 +7,7 @@
 int guest_mem_alloc(struct guest_mem *m, uint64_t size)
 {
 	/* Over-allocate to carve out a 2 MiB-aligned range, so 2 MiB guest pages
-	 * can sit on transparent huge pages (first touch is far cheaper). */
+	 * can sit on transparent huge pages. */
 	uint8_t *p = mmap(NULL, size + HUGE, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
@@ -17,10 +17,17 @@ int guest_mem_alloc(struct guest_mem *m, uint64_t size)
 		munmap(p, a - p);
 	if (a + size < p + size + HUGE)
 		munmap(a + size, p + size + HUGE - (a + size));
-	madvise(a, size, MADV_HUGEPAGE); /* advisory: without THP it still works */
 	m->host = a;
 	m->size = size;
 	return 0;
+}
+
+void guest_mem_hugepages(struct guest_mem *m, uint64_t start, uint64_t end)
+{
+	start = (start + HUGE - 1) & ~(HUGE - 1);
+	end &= ~(HUGE - 1);
+	if (start < end && end <= m->size)
+		madvise(m->host + start, end - start, MADV_HUGEPAGE); /* advisory */
 }
 
 void guest_mem_free(struct guest_mem *m)

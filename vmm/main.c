@@ -250,6 +250,9 @@ static int run(const struct options *o)
 	if (vm_create(&vm, o->memory, !o->no_pvm, err, sizeof err, &user_error))
 		die(user_error ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
 
+	/* Huge pages everywhere but the stack (see guest_mem_hugepages), before
+	 * anything is written. */
+	guest_mem_hugepages(&vm.mem, 0, o->memory - HUSK_STACK_SIZE);
 	struct elf_image kernel, image = { 0 };
 	struct elf_limits klim = { HUSK_KERNEL_BASE, HUSK_KERNEL_END, 0, 0 };
 	if (elf_load(&vm.mem, husk_kernel_elf, husk_kernel_elf_end - husk_kernel_elf, &klim, &kernel, err, sizeof err))

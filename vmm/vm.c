@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "husk/abi.h"
 #include "vm.h"
@@ -41,13 +42,72 @@ static int set_msrs(int vcpu, const uint32_t *index, const uint64_t *value, int 
 	return ioctl(vcpu, KVM_SET_MSRS, &b) == n ? 0 : -1;
 }
 
+/* KVM_GET_SUPPORTED_CPUID costs ~0.7-1 ms here, more than the rest of VM
+ * creation.  Its answer is fixed while the kernel runs, so it is kept in
+ * /run/husk keyed by the boot id; a missing, unreadable or malformed cache
+ * just means asking KVM again. */
+struct cpuid_table {
+	struct kvm_cpuid2 c;
+	struct kvm_cpuid_entry2 e[256];
+};
+
+static int cpuid_cache_path(char *path, size_t n)
+{
+	char id[64] = "";
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t k = read(fd, id, sizeof id - 1);
+	close(fd);
+	if (k < 32)
+		return -1;
+	id[strcspn(id, "\n")] = 0;
+	snprintf(path, n, "/run/husk/cpuid-%s", id);
+	return 0;
+}
+
+static int cpuid_from_cache(const char *path, struct cpuid_table *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	ssize_t k = read(fd, t, sizeof *t);
+	close(fd);
+	if (k < (ssize_t)sizeof t->c || t->c.nent == 0 || t->c.nent > 256 ||
+	    (size_t)k != sizeof t->c + t->c.nent * sizeof t->e[0])
+		return -1;
+	return 0;
+}
+
+static void cpuid_to_cache(const char *path, const struct cpuid_table *t)
+{
+	char tmp[256];
+	if (mkdir("/run/husk", 0755) < 0 && errno != EEXIST)
+		return;
+	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	size_t len = sizeof t->c + t->c.nent * sizeof t->e[0];
+	int ok = write(fd, t, len) == (ssize_t)len;
+	close(fd);
+	if (!ok || rename(tmp, path) < 0)
+		unlink(tmp);
+}
+
 static int set_cpuid(struct vm *v)
 {
-	static struct { struct kvm_cpuid2 c; struct kvm_cpuid_entry2 e[256]; } cp;
-	cp.c.nent = 256;
-	if (ioctl(v->kvm, KVM_GET_SUPPORTED_CPUID, &cp) < 0)
-		return -1;
-	return ioctl(v->vcpu, KVM_SET_CPUID2, &cp);
+	static struct cpuid_table t;
+	char path[128];
+	int cached = cpuid_cache_path(path, sizeof path) == 0;
+	if (!cached || cpuid_from_cache(path, &t) < 0) {
+		t.c.nent = 256;
+		if (ioctl(v->kvm, KVM_GET_SUPPORTED_CPUID, &t) < 0)
+			return -1;
+		if (cached)
+			cpuid_to_cache(path, &t);
+	}
+	return ioctl(v->vcpu, KVM_SET_CPUID2, &t);
 }
 
 int vm_create(struct vm *v, uint64_t ram_size, int allow_pvm, char *err, size_t errlen, int *user_error)
@@ -106,8 +166,11 @@ int vm_create(struct vm *v, uint64_t ram_size, int allow_pvm, char *err, size_t 
 }
 
 /* Identity map with the U/S bit at every level (kvm_pvm runs the guest at
- * hardware CPL 3 and needs it): RAM in 2 MiB pages, except the first 2 MiB in
- * 4 KiB pages with page 0 left out, plus the virtio-mmio window. */
+ * hardware CPL 3 and needs it): RAM in 2 MiB pages (a guest 4 KiB page costs
+ * ~10 us to touch first on kvm_pvm, part of a 2 MiB one on a huge page far
+ * less), except two ranges in 4 KiB pages: the first 2 MiB with page 0 left
+ * out, and the stack with its guard page left out.  Plus the virtio-mmio
+ * window. */
 static void build_page_tables(struct vm *v)
 {
 	const uint64_t P = 1, RW = 2, US = 4, PCD = 0x10, PS = 0x80, TABLE = P | RW | US;
@@ -121,12 +184,18 @@ static void build_page_tables(struct vm *v)
 	pd[0] = HUSK_PT0 | TABLE;
 	for (uint64_t i = 1; i < 512; i++)
 		pt0[i] = i * 4096 | TABLE;
-	for (uint64_t a = 2ull << 20; a < v->mem.size; a += 2ull << 20)
+	uint64_t stack = v->mem.size - HUSK_STACK_SIZE;
+	for (uint64_t a = HUSK_KERNEL_BASE; a < stack; a += 2ull << 20)
 		pd[a >> 21] = a | TABLE | PS;
+	uint64_t *pt = gpa_ptr(&v->mem, HUSK_PT_STACK, HUSK_STACK_SIZE >> 9);
+	for (uint64_t a = stack + 4096, i = 1; a < v->mem.size; a += 4096, i++)
+		pt[i] = a | TABLE;
+	for (uint64_t a = stack, i = 0; a < v->mem.size; a += 2ull << 20, i++)
+		pd[a >> 21] = (HUSK_PT_STACK + 4096 * i) | TABLE;
 	pd[HUSK_MMIO_BASE >> 21] = HUSK_MMIO_BASE | TABLE | PS | PCD;
 }
 
-static void write_gdt(struct vm *v)
+static void write_gdt_tss(struct vm *v)
 {
 	uint64_t *g = gpa_ptr(&v->mem, HUSK_GDT, 10 * 8);
 	g[1] = 0x00cf9b000000ffffull; /* 0x08 32-bit code */
@@ -138,6 +207,8 @@ static void write_gdt(struct vm *v)
 	uint64_t base = HUSK_TSS, limit = 0x67;
 	g[8] = (limit & 0xffff) | (base & 0xffffff) << 16 | 0x8bull << 40 | ((base >> 24) & 0xff) << 56;
 	g[9] = base >> 32;
+	uint64_t ist1 = HUSK_IST_TOP;
+	memcpy(gpa_ptr(&v->mem, HUSK_TSS + 0x24, 8), &ist1, 8);
 }
 
 static void segment(struct kvm_segment *s, uint16_t sel, uint8_t type, int code64)
@@ -156,8 +227,11 @@ static void segment(struct kvm_segment *s, uint16_t sel, uint8_t type, int code6
 int vm_setup_cpu(struct vm *v, uint64_t entry, char *err, size_t errlen)
 {
 	errno = 0;
+	const struct husk_kernel_header *kh = gpa_ptr(&v->mem, HUSK_KERNEL_BASE, sizeof *kh);
+	if (!kh || kh->magic != HUSK_KERNEL_MAGIC)
+		return fail(err, errlen, "guest kernel has no husk header");
 	build_page_tables(v);
-	write_gdt(v);
+	write_gdt_tss(v);
 	struct kvm_sregs s;
 	if (ioctl(v->vcpu, KVM_GET_SREGS, &s) < 0)
 		return fail(err, errlen, "KVM_GET_SREGS");
@@ -181,14 +255,14 @@ int vm_setup_cpu(struct vm *v, uint64_t entry, char *err, size_t errlen)
 	s.tr.present = 1;
 	s.gdt.base = HUSK_GDT;
 	s.gdt.limit = 10 * 8 - 1;
-	s.idt.base = HUSK_IDT;
-	s.idt.limit = 256 * 16 - 1;
+	s.idt.base = 0;   /* the kernel loads its own */
+	s.idt.limit = 0;
 	if (ioctl(v->vcpu, KVM_SET_SREGS, &s) < 0)
 		return fail(err, errlen, "KVM_SET_SREGS");
 	/* syscall enters at CS 0x10 / SS 0x18; SFMASK clears TF IF DF AC NT. */
-	uint32_t msr[] = { MSR_STAR, MSR_SFMASK };
-	uint64_t val[] = { (uint64_t)HUSK_UCS32 << 48 | (uint64_t)HUSK_KCS << 32, 0x47700 };
-	if (set_msrs(v->vcpu, msr, val, 2) < 0)
+	uint32_t msr[] = { MSR_STAR, MSR_LSTAR, MSR_SFMASK };
+	uint64_t val[] = { (uint64_t)HUSK_UCS32 << 48 | (uint64_t)HUSK_KCS << 32, kh->syscall_entry, 0x47700 };
+	if (set_msrs(v->vcpu, msr, val, 3) < 0)
 		return fail(err, errlen, "KVM_SET_MSRS");
 	struct kvm_regs r = { .rip = entry, .rdi = HUSK_FDT, .rsi = v->pvm ? HUSK_BOOT_PVM : 0, .rflags = 2 };
 	if (ioctl(v->vcpu, KVM_SET_REGS, &r) < 0)
