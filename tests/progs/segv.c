@@ -1,0 +1,6 @@
+/* Writes through a NULL pointer: must die with SIGSEGV. */
+int main(void)
+{
+	*(volatile int *)0 = 1;
+	return 0;
+}

@@ -1,0 +1,6 @@
+/* Divides by zero: must die with SIGFPE. */
+int main(void)
+{
+	volatile int zero = 0;
+	return 10 / zero;
+}
