@@ -14,7 +14,7 @@ GUEST_SRC := $(wildcard guest/*.c guest/lib/*.c)
 LIBFDT_SRC := fdt.c fdt_ro.c fdt_strerror.c
 HEADERS := $(wildcard include/husk/*.h vmm/*.h loader/*.h)
 
-.PHONY: all deps images run check unit clean
+.PHONY: all deps images run check bench clean
 all: husk images
 
 deps:
@@ -58,9 +58,18 @@ run: deps
 	./husk run lua -e 'print("hello from Lua " .. _VERSION .. " in a husk microVM: 1+1 = " .. 1+1)'
 
 check: deps
-	$(MAKE) all
+	$(MAKE) all $(BUILD)/timeit
 	$(MAKE) -C tests BUILD=$(BUILD)
 	prove -v tests/unit/*.t tests/integration/*.t
+
+$(BUILD)/timeit: bench/timeit.c
+	$(CC) $(HOST_CFLAGS) -o $@ $<
+
+bench: all $(BUILD)/timeit
+	$(MAKE) -C tests BUILD=$(BUILD)
+	bench/startup
+	bench/compute
+	bench/syscall
 
 clean:
 	rm -rf husk $(BUILD)/guest
