@@ -62,11 +62,8 @@ void bootinfo_parse(const void *fdt, int pvm)
 	fdt_for_each_subnode(node, fdt, 0) {
 		if (fdt_node_check_compatible(fdt, node, "virtio,mmio") || n == ARRAY_SIZE(boot.console))
 			continue;
-		int len;
-		const fdt32_t *fds = prop(fdt, node, "husk,fds", &len, 4);
 		struct console_info *c = &boot.console[n++];
 		c->mmio = u64_at(prop(fdt, node, "reg", 0, 16), 0);
-		c->fds[0] = fdt32_ld(fds);
-		c->fds[1] = len >= 8 ? (int)fdt32_ld(fds + 1) : -1;
+		c->fd = fdt32_ld(prop(fdt, node, "husk,fd", 0, 4));
 	}
 }

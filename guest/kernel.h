@@ -14,7 +14,7 @@
 /* What the VMM told us at boot (bootinfo.c, from the device tree). */
 struct console_info {
 	uintptr_t mmio;   /* 0: absent */
-	int fds[2];       /* guest fds it serves: stdin+stdout, or stderr */
+	int fd;           /* the guest fd it serves: 0, 1 or 2 */
 };
 
 struct bootinfo {
@@ -27,7 +27,7 @@ struct bootinfo {
 	int selftest, pvm;
 	int tty[3];               /* is host fd 0/1/2 a terminal */
 	uint16_t rows, cols;      /* its window size */
-	struct console_info console[2];
+	struct console_info console[3];
 };
 extern struct bootinfo boot;
 

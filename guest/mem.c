@@ -82,10 +82,13 @@ uintptr_t mem_stack_top(void)
 	return ram_end;
 }
 
+/* Whether [p, p+len) is mapped: all of RAM but page 0 and the stack's guard
+ * page.  Syscalls check user pointers with it and answer EFAULT. */
 int user_ok(const void *p, size_t len)
 {
-	uintptr_t a = (uintptr_t)p;
-	return a >= PAGE_SIZE && a + len >= a && a + len <= ram_end;
+	uintptr_t a = (uintptr_t)p, guard = ram_end - HUSK_STACK_SIZE;
+	return a >= PAGE_SIZE && a + len >= a && a + len <= ram_end &&
+	       (a + len <= guard || a >= guard + PAGE_SIZE);
 }
 
 long mem_brk(uintptr_t want)

@@ -68,11 +68,10 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 		const struct boot_console *c = &p->console[i];
 		char name[32];
 		snprintf(name, sizeof name, "virtio_mmio@%llx", (unsigned long long)c->mmio);
-		uint32_t fds[2] = { (uint32_t)c->fds[0], (uint32_t)c->fds[1] };
 		e = fdt_begin_node(fdt, name);
 		e = e ? e : fdt_property_string(fdt, "compatible", "virtio,mmio");
 		e = e ? e : prop_u64s(fdt, "reg", (uint64_t[]){ c->mmio, 0x1000 }, 2);
-		e = e ? e : prop_u32s(fdt, "husk,fds", fds, c->nfds);
+		e = e ? e : fdt_property_u32(fdt, "husk,fd", (uint32_t)c->fd);
 		e = e ? e : fdt_end_node(fdt);
 	}
 	e = e ? e : fdt_end_node(fdt);

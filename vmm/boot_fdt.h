@@ -6,7 +6,7 @@
 
 struct boot_console {
 	uint64_t mmio;
-	int fds[2], nfds; /* guest fds it serves */
+	int fd; /* the guest fd it serves */
 };
 
 struct boot_params {
@@ -21,7 +21,7 @@ struct boot_params {
 	int tty[3];
 	uint16_t rows, cols;
 	int selftest;
-	struct boot_console console[2];
+	struct boot_console console[3];
 	int nconsoles;
 };
 

@@ -267,17 +267,19 @@ static int run(const struct options *o)
 		image.hi = HUSK_PROGRAM_MIN;
 	}
 
-	static struct console con[2];
-	console_init(&con[0], HUSK_MMIO_BASE, &vm.mem, STDIN_FILENO, STDOUT_FILENO);
-	console_init(&con[1], HUSK_MMIO_BASE + HUSK_MMIO_SIZE, &vm.mem, -1, STDERR_FILENO);
-	struct run_devices dev = { { &con[0], &con[1] }, 2 };
+	/* One console per standard fd: stdin, stdout, stderr. */
+	static struct console con[3];
+	struct run_devices dev = { { &con[0], &con[1], &con[2] }, 3 };
+	for (int fd = 0; fd < 3; fd++)
+		console_init(&con[fd], HUSK_MMIO_BASE + fd * HUSK_MMIO_SIZE, &vm.mem, fd == 0 ? fd : -1, fd ? fd : -1);
 
 	struct boot_params bp = {
 		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
 		.entry = image.entry, .phdr = image.phdr, .phnum = image.phnum, .image_end = image.hi,
 		.tsc_khz = vm.tsc_khz, .selftest = o->selftest,
-		.console = { { HUSK_MMIO_BASE, { 0, 1 }, 2 }, { HUSK_MMIO_BASE + HUSK_MMIO_SIZE, { 2, -1 }, 1 } },
-		.nconsoles = 2,
+		.console = { { HUSK_MMIO_BASE, 0 }, { HUSK_MMIO_BASE + HUSK_MMIO_SIZE, 1 },
+			     { HUSK_MMIO_BASE + 2 * HUSK_MMIO_SIZE, 2 } },
+		.nconsoles = 3,
 	};
 	host_terminal(&bp);
 	if (getrandom(bp.seed, sizeof bp.seed, 0) != sizeof bp.seed)

@@ -5,7 +5,7 @@
 #include "vm.h"
 
 struct run_devices {
-	struct console *console[2];
+	struct console *console[3];
 	int nconsoles;
 };
 

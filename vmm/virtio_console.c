@@ -39,7 +39,7 @@ static int transmit(struct console *c, const char **err)
 	static struct virtq_chain ch;
 	int r;
 	while ((r = virtq_pop(q, c->mmio.mem, &ch, err)) == 1) {
-		for (int i = 0; i < ch.n; i++)
+		for (int i = 0; i < ch.n && c->out_fd >= 0; i++)
 			if (!ch.seg[i].writable && write_all(c, ch.seg[i].ptr, ch.seg[i].len))
 				break;
 		if (virtq_push(q, c->mmio.mem, ch.head, 0, err))

@@ -1,6 +1,6 @@
 /* virtio-console (virtio 1.x, 5.3), one port: receiveq is fed from a host
- * fd, transmitq is written to a host fd.  husk attaches two: stdin+stdout,
- * and stderr, so the program's stdout and stderr stay apart on the host. */
+ * fd, transmitq is written to a host fd.  husk attaches three, one per
+ * standard fd, so the program's stdout and stderr stay apart on the host. */
 #ifndef HUSK_VIRTIO_CONSOLE_H
 #define HUSK_VIRTIO_CONSOLE_H
 #include <stdint.h>
@@ -8,7 +8,7 @@
 
 struct console {
 	struct virtio_mmio mmio;
-	int in_fd, out_fd;  /* host fds; in_fd < 0: no input (always EOF) */
+	int in_fd, out_fd;  /* host fds; in_fd < 0: no input (always EOF), out_fd < 0: none */
 	uint64_t bytes_out;
 	int out_closed;     /* the host side of out_fd went away (EPIPE) */
 	uint8_t config[12]; /* cols, rows, max_nr_ports, emerg_wr */
