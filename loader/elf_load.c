@@ -47,14 +47,14 @@ int elf_load(struct guest_mem *m, const uint8_t *file, size_t size, const struct
 	Elf64_Phdr ph[MAX_PHNUM];
 	memcpy(ph, file + eh.e_phoff, eh.e_phnum * sizeof(Elf64_Phdr));
 	uint64_t bias = eh.e_type == ET_DYN ? lim->pie_base : 0;
-	uint64_t lo = UINT64_MAX, hi = 0, phdr = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, phdr = 0, pt_phdr = 0;
 	int nload = 0, entry_ok = 0;
 	for (int i = 0; i < eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &ph[i];
 		if (p->p_type == PT_INTERP)
 			return fail(err, errlen, "dynamically linked (has an interpreter); husk runs static executables");
 		if (p->p_type == PT_PHDR)
-			phdr = p->p_vaddr + bias;
+			pt_phdr = p->p_vaddr + bias;
 		if (p->p_type != PT_LOAD)
 			continue;
 		uint64_t fend, start, end;
@@ -74,6 +74,8 @@ int elf_load(struct guest_mem *m, const uint8_t *file, size_t size, const struct
 			    p->p_vaddr < q->p_vaddr + q->p_memsz && q->p_vaddr < p->p_vaddr + p->p_memsz)
 				return fail(err, errlen, "segments %d and %d overlap", j, i);
 		}
+		/* AT_PHDR: where the table sits in memory, found through the file
+		 * offset, so it is loaded by construction. */
 		if (!phdr && eh.e_phoff >= p->p_offset && ph_end <= fend)
 			phdr = start + (eh.e_phoff - p->p_offset);
 		if (eh.e_entry + bias >= start && eh.e_entry + bias < end && (p->p_flags & PF_X))
@@ -89,6 +91,8 @@ int elf_load(struct guest_mem *m, const uint8_t *file, size_t size, const struct
 			    (unsigned long long)eh.e_entry);
 	if (!phdr && lim->need_phdr)
 		return fail(err, errlen, "program headers are not in a loaded segment");
+	if (pt_phdr && pt_phdr != phdr)
+		return fail(err, errlen, "PT_PHDR does not match where the program headers are loaded");
 
 	for (int i = 0; i < eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &ph[i];

@@ -60,7 +60,7 @@ static int reg_write(struct virtio_mmio *d, uint64_t off, uint32_t v, const char
 			q->ready = 0;
 			return 0;
 		}
-		return virtq_enable(q, d->mem, err);
+		return q->ready ? 0 : virtq_enable(q, d->mem, err); /* enabling twice keeps the ring state */
 	case VIRTIO_MMIO_QUEUE_DESC_LOW: set_half(&q->desc, 0, v); return 0;
 	case VIRTIO_MMIO_QUEUE_DESC_HIGH: set_half(&q->desc, 1, v); return 0;
 	case VIRTIO_MMIO_QUEUE_DRIVER_LOW: set_half(&q->avail, 0, v); return 0;
