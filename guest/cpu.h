@@ -46,6 +46,5 @@ static inline void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b, uint32_t *c, u
 }
 
 #define MSR_FS_BASE 0xc0000100u
-#define MSR_LSTAR   0xc0000082u
 
 #endif

@@ -66,7 +66,6 @@ long console_read(int fd, void *buf, size_t len);
 
 /* syscall.c */
 long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
-long fast_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
 
 /* trap.c */
 void trap_init(void);
@@ -80,6 +79,5 @@ _Noreturn void program_start(void);
 _Noreturn void selftest_run(void);
 
 /* entry.S */
-extern char syscall_entry[];
 _Noreturn void enter_program(uintptr_t entry, uintptr_t sp);
 #endif

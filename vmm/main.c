@@ -302,8 +302,18 @@ static int run(const struct options *o)
 	return status;
 }
 
+/* With fd 0, 1 or 2 closed, /dev/kvm could land there and be handed to the
+ * guest as its stdin or stdout: keep them taken. */
+static void claim_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			die(EXIT_INTERNAL, "cannot open /dev/null for fd %d", fd);
+}
+
 int main(int argc, char **argv)
 {
+	claim_std_fds();
 	if (argc < 2)
 		usage_error("no command given");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

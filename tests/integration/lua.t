@@ -2,7 +2,7 @@
 # Lua in the microVM: output, exit codes, stdin, stderr, large output.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 12
+plan 13
 
 is "$("$HUSK" run lua -e 'print(1+1)')" "2" "husk run lua -e 'print(1+1)' prints 2"
 
@@ -16,6 +16,8 @@ is "$got" "$(printf '18:line one\nline two')" "stdin reaches the program, with e
 
 got=$("$HUSK" run lua -e 'print(io.read("l"))' < /dev/null)
 is "$got" "nil" "empty stdin is end of input"
+got=$("$HUSK" run lua -e 'print(io.read("l"))' <&-)
+is "$got" "nil" "closed stdin is end of input"
 
 "$HUSK" run lua -e 'io.stdout:write("out\n") io.stderr:write("err\n")' >"$TMP/out" 2>"$TMP/err"
 is "$(cat "$TMP/out")" "out" "stdout carries only stdout"
