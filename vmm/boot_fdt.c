@@ -64,14 +64,19 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 	e = e ? e : prop_strings(fdt, "husk,envp", p->envv, p->envc);
 	e = e ? e : fdt_end_node(fdt);
 
-	for (int i = 0; !e && i < p->nconsoles; i++) {
-		const struct boot_console *c = &p->console[i];
+	for (int i = 0; !e && i < p->ndev; i++) {
+		const struct boot_device *c = &p->dev[i];
 		char name[32];
 		snprintf(name, sizeof name, "virtio_mmio@%llx", (unsigned long long)c->mmio);
 		e = fdt_begin_node(fdt, name);
 		e = e ? e : fdt_property_string(fdt, "compatible", "virtio,mmio");
 		e = e ? e : prop_u64s(fdt, "reg", (uint64_t[]){ c->mmio, 0x1000 }, 2);
-		e = e ? e : fdt_property_u32(fdt, "husk,fd", (uint32_t)c->fd);
+		if (c->fd >= 0)
+			e = e ? e : fdt_property_u32(fdt, "husk,fd", (uint32_t)c->fd);
+		if (c->mount)
+			e = e ? e : fdt_property_string(fdt, "husk,mount", c->mount);
+		if (c->read_only)
+			e = e ? e : fdt_property(fdt, "husk,read-only", NULL, 0);
 		e = e ? e : fdt_end_node(fdt);
 	}
 	e = e ? e : fdt_end_node(fdt);

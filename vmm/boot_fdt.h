@@ -3,10 +3,14 @@
 #define HUSK_BOOT_FDT_H
 #include <stddef.h>
 #include <stdint.h>
+#include "husk/abi.h"
 
-struct boot_console {
+/* A virtio-mmio device: a console serving one guest fd, or a disk. */
+struct boot_device {
 	uint64_t mmio;
-	int fd; /* the guest fd it serves */
+	int fd;             /* console: the guest fd it serves; disk: -1 */
+	const char *mount;  /* disk: where the guest mounts it */
+	int read_only;
 };
 
 struct boot_params {
@@ -21,8 +25,8 @@ struct boot_params {
 	int tty[3];
 	uint16_t rows, cols;
 	int selftest;
-	struct boot_console console[3];
-	int nconsoles;
+	struct boot_device dev[HUSK_MMIO_MAX];
+	int ndev;
 };
 
 /* Writes the tree into buf.  Returns 0, or -1 with a reason in err. */

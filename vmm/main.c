@@ -19,10 +19,13 @@
 #include <unistd.h>
 #include <x86intrin.h>
 #include "boot_fdt.h"
+#include "disks.h"
 #include "elf_load.h"
 #include "exit_codes.h"
 #include "husk/abi.h"
 #include "run.h"
+#include "virtio_blk.h"
+#include "virtio_console.h"
 #include "vm.h"
 
 #ifndef HUSK_VERSION
@@ -37,6 +40,10 @@ struct options {
 	char **env;
 	int nenv;
 	int no_pvm, syscalls, selftest;
+	char **ro;       /* --ro NAME=PATH */
+	int nro;
+	const char *workdir;
+	uint64_t disk_size;
 	const char *program;
 	char **args; /* argv of the program, args[0] = program as given */
 	int nargs;
@@ -75,6 +82,12 @@ static void help(void)
 	       "  -t, --timeout SECS    stop the run after SECS seconds of wall time (exit 124)\n"
 	       "  -e, --env KEY=VALUE   set a variable in the program's environment (repeatable;\n"
 	       "                        the environment is otherwise empty)\n"
+	       "      --ro NAME=PATH    attach PATH (a directory or an ext2 image) read-only at\n"
+	       "                        /data/NAME (repeatable)\n"
+	       "  -w, --workdir DIR     attach DIR (created if missing) writable at /workdir, the\n"
+	       "                        current directory; what the program leaves there is\n"
+	       "                        written back to DIR after the run, whatever its outcome\n"
+	       "      --disk SIZE       capacity of the workdir disk (default 1G)\n"
 	       "      --no-pvm          do not use kvm_pvm even where /dev/kvm offers it\n"
 	       "      --syscalls        list the system calls the program made, on stderr\n"
 	       "      --kernel-selftest boot the guest kernel into its self-test instead of a program\n"
@@ -88,14 +101,14 @@ static void help(void)
 	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
 }
 
-/* "256M", "1G", "1048576": bytes, rounded up to 2 MiB. */
-static uint64_t parse_size(const char *s)
+/* "256M", "1G", "1048576": bytes. */
+static uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint64_t max)
 {
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || end == s || *s == '-')
-		usage_error("bad memory size '%s'", s);
+		usage_error("bad %s '%s'", what, s);
 	unsigned shift = 0;
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;
@@ -107,11 +120,17 @@ static uint64_t parse_size(const char *s)
 	if (*end == 'B' || *end == 'b')
 		end++;
 	if (*end)
-		usage_error("bad memory size '%s'", s);
-	if (v > (HUSK_RAM_MAX >> shift) || (v << shift) < HUSK_RAM_MIN || (v << shift) > HUSK_RAM_MAX)
-		usage_error("memory size '%s' is outside %lluM..%lluG", s,
-			    (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
-	uint64_t bytes = (uint64_t)v << shift;
+		usage_error("bad %s '%s'", what, s);
+	if (v > (max >> shift) || (v << shift) < min || (v << shift) > max)
+		usage_error("%s '%s' is outside %lluM..%lluG", what, s, (unsigned long long)(min >> 20),
+			    (unsigned long long)(max >> 30));
+	return (uint64_t)v << shift;
+}
+
+/* Guest memory: rounded up to 2 MiB pages. */
+static uint64_t parse_memory(const char *s)
+{
+	uint64_t bytes = parse_bytes("memory size", s, HUSK_RAM_MIN, HUSK_RAM_MAX);
 	return (bytes + (2ull << 20) - 1) & ~((2ull << 20) - 1);
 }
 
@@ -131,6 +150,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "memory", required_argument, 0, 'm' },
 		{ "timeout", required_argument, 0, 't' },
 		{ "env", required_argument, 0, 'e' },
+		{ "ro", required_argument, 0, 'R' },
+		{ "workdir", required_argument, 0, 'w' },
+		{ "disk", required_argument, 0, 'D' },
 		{ "no-pvm", no_argument, 0, 'P' },
 		{ "syscalls", no_argument, 0, 'S' },
 		{ "kernel-selftest", no_argument, 0, 'K' },
@@ -139,14 +161,19 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ 0, 0, 0, 0 },
 	};
 	o->memory = 256ull << 20;
+	o->disk_size = 1ull << 30;
 	o->env = calloc(argc, sizeof *o->env);
-	if (!o->env)
+	o->ro = calloc(argc, sizeof *o->ro);
+	if (!o->env || !o->ro)
 		die(EXIT_INTERNAL, "out of memory");
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:m:t:e:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:m:t:e:w:hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'm': o->memory = parse_size(optarg); break;
+		case 'm': o->memory = parse_memory(optarg); break;
+		case 'R': o->ro[o->nro++] = optarg; break;
+		case 'w': o->workdir = optarg; break;
+		case 'D': o->disk_size = parse_bytes("disk size", optarg, 16ull << 20, 1ull << 40) & ~4095ull; break;
 		case 't': o->timeout = parse_seconds(optarg); break;
 		case 'e':
 			if (!strchr(optarg, '=') || optarg[0] == '=')
@@ -178,9 +205,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->nargs = argc - optind;
 }
 
-/* An image name (no slash) is looked up in the image directory. */
-static char *resolve_program(const char *name)
+/* An image name (no slash) is looked up in the image directory; an image
+ * may come with a system disk, NAME.disk, mounted on /usr. */
+static char *resolve_program(const char *name, char **system_disk)
 {
+	*system_disk = NULL;
 	if (strchr(name, '/'))
 		return strdup(name);
 	if (!*name || name[0] == '.')
@@ -202,6 +231,12 @@ static char *resolve_program(const char *name)
 		die(EXIT_INTERNAL, "out of memory");
 	if (access(path, F_OK))
 		usage_error("unknown image '%s' (no %s; give a path like ./%s to run a file)", name, path, name);
+	if (asprintf(system_disk, "%s.disk", path) < 0)
+		die(EXIT_INTERNAL, "out of memory");
+	if (access(*system_disk, F_OK)) {
+		free(*system_disk);
+		*system_disk = NULL;
+	}
 	return path;
 }
 
@@ -239,11 +274,19 @@ static int run(const struct options *o)
 	char err[512];
 	const uint8_t *prog = NULL;
 	size_t prog_size = 0;
-	char *path = NULL;
+	char *path = NULL, *system_disk = NULL;
 	if (!o->selftest) {
-		path = resolve_program(o->program);
+		path = resolve_program(o->program, &system_disk);
 		prog = map_file(path, &prog_size);
 	}
+	static struct disks disks = { .workdir = -1 };
+	if (system_disk && disks_add_system(&disks, system_disk, err, sizeof err))
+		die(EXIT_INTERNAL, "image %s: %s", o->program, err);
+	for (int i = 0; i < o->nro; i++)
+		if (disks_add_ro(&disks, o->ro[i], err, sizeof err))
+			die(EXIT_USAGE, "%s", err);
+	if (o->workdir && disks_add_workdir(&disks, o->workdir, o->disk_size, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
 
 	struct vm vm;
 	int user_error;
@@ -267,20 +310,28 @@ static int run(const struct options *o)
 		image.hi = HUSK_PROGRAM_MIN;
 	}
 
-	/* One console per standard fd: stdin, stdout, stderr. */
-	static struct console con[3];
-	struct run_devices dev = { { &con[0], &con[1], &con[2] }, 3 };
-	for (int fd = 0; fd < 3; fd++)
-		console_init(&con[fd], HUSK_MMIO_BASE + fd * HUSK_MMIO_SIZE, &vm.mem, fd == 0 ? fd : -1, fd ? fd : -1);
-
 	struct boot_params bp = {
 		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
 		.entry = image.entry, .phdr = image.phdr, .phnum = image.phnum, .image_end = image.hi,
 		.tsc_khz = vm.tsc_khz, .selftest = o->selftest,
-		.console = { { HUSK_MMIO_BASE, 0 }, { HUSK_MMIO_BASE + HUSK_MMIO_SIZE, 1 },
-			     { HUSK_MMIO_BASE + 2 * HUSK_MMIO_SIZE, 2 } },
-		.nconsoles = 3,
 	};
+	struct run_devices dev = { .n = 0 };
+	/* One console per standard fd: stdin, stdout, stderr. */
+	static struct console con[3];
+	for (int fd = 0; fd < 3; fd++) {
+		uint64_t base = HUSK_MMIO_BASE + dev.n * HUSK_MMIO_SIZE;
+		console_init(&con[fd], base, &vm.mem, fd == 0 ? fd : -1, fd ? fd : -1);
+		bp.dev[bp.ndev++] = (struct boot_device){ base, fd, NULL, 0 };
+		dev.mmio[dev.n++] = &con[fd].mmio;
+	}
+	static struct blk blks[MAX_DISKS];
+	for (int i = 0; i < disks.n; i++) {
+		const struct disk *d = &disks.d[i];
+		uint64_t base = HUSK_MMIO_BASE + dev.n * HUSK_MMIO_SIZE;
+		blk_init(&blks[i], base, &vm.mem, d->fd, d->size, d->read_only, d->mount);
+		bp.dev[bp.ndev++] = (struct boot_device){ base, -1, d->mount, d->read_only };
+		dev.mmio[dev.n++] = &blks[i].mmio;
+	}
 	host_terminal(&bp);
 	if (getrandom(bp.seed, sizeof bp.seed, 0) != sizeof bp.seed)
 		die(EXIT_INTERNAL, "getrandom: %s", strerror(errno));
@@ -298,7 +349,9 @@ static int run(const struct options *o)
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout is handled as EPIPE */
 	int status = run_guest(&vm, &dev, o->timeout, o->syscalls);
 	vm_destroy(&vm);
+	disks_release(&disks);
 	free(path);
+	free(system_disk);
 	return status;
 }
 

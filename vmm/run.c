@@ -100,8 +100,8 @@ static int handle_mmio(struct vm *v, struct run_devices *dev)
 {
 	struct kvm_run *run = v->run;
 	uint64_t a = run->mmio.phys_addr;
-	for (int i = 0; i < dev->nconsoles; i++) {
-		struct virtio_mmio *d = &dev->console[i]->mmio;
+	for (int i = 0; i < dev->n; i++) {
+		struct virtio_mmio *d = dev->mmio[i];
 		if (a >= d->base && a < d->base + HUSK_MMIO_SIZE) {
 			const char *err = NULL;
 			if (virtio_mmio_access(d, a - d->base, run->mmio.data, run->mmio.len, run->mmio.is_write, &err))

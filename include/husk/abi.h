@@ -32,7 +32,7 @@
 
 #define HUSK_MMIO_BASE   0xd0000000ul /* virtio-mmio devices, one 4 KiB window each */
 #define HUSK_MMIO_SIZE   0x1000ul
-#define HUSK_MMIO_MAX    8
+#define HUSK_MMIO_MAX    16
 #define HUSK_RAM_MAX     0xc0000000ul /* 3 GiB: RAM stays below the MMIO window */
 #define HUSK_RAM_MIN     (32ul << 20)
 

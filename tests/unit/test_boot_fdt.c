@@ -20,8 +20,8 @@ static struct boot_params params(void)
 		.entry = 0x401234, .phdr = 0x400040, .phnum = 9, .image_end = 0x4a0000,
 		.wall_ns = 1700000000123456789ull, .mono_ns = 987654321ull, .tsc = 0x123456789abcull,
 		.tsc_khz = 2994000, .tty = { 0, 1, 0 }, .rows = 50, .cols = 132,
-		.console = { { 0xd0000000, 0 }, { 0xd0001000, 1 }, { 0xd0002000, 2 } },
-		.nconsoles = 3,
+		.dev = { { 0xd0000000, 0, NULL, 0 }, { 0xd0001000, 1, NULL, 0 }, { 0xd0002000, 2, NULL, 0 } },
+		.ndev = 3,
 	};
 	for (int i = 0; i < 32; i++)
 		p.seed[i] = (uint8_t)(0xc3 ^ i * 37);
@@ -148,7 +148,7 @@ static void test_variants(void)
 	int r, len;
 	p.selftest = 1;
 	p.envc = 0;
-	p.nconsoles = 0;
+	p.ndev = 0;
 	uint8_t *a = build(&p, FDT_SIZE, &r, err, sizeof err);
 	const void *fdt = a + GUARD;
 	ok(r == 0 && fdt_check_full(fdt, FDT_SIZE) == 0, "builds with selftest, no env, no consoles (%s)", err);

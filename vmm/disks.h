@@ -1,0 +1,33 @@
+/* The disks a run gets, prepared on the host: read-only datasets (--ro), the
+ * system disk of an image (/usr), the writable workdir (-w).  Directories are
+ * turned into ext2 images with e2fsprogs' mke2fs. */
+#ifndef HUSK_DISKS_H
+#define HUSK_DISKS_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_DISKS 12
+
+struct disk {
+	char mount[96];      /* where the guest mounts it */
+	int fd;
+	uint64_t size;
+	int read_only;
+	char image[4096];    /* the image file */
+	int temporary;       /* image is husk's own, deleted after the run */
+};
+
+struct disks {
+	struct disk d[MAX_DISKS];
+	int n;
+	int workdir;         /* index of the workdir disk, or -1 */
+	char workdir_path[4096];
+};
+
+/* Each returns 0, or -1 with a one-line reason in err (a user error). */
+int disks_add_ro(struct disks *ds, const char *spec, char *err, size_t errlen);     /* NAME=PATH */
+int disks_add_system(struct disks *ds, const char *image, char *err, size_t errlen);
+int disks_add_workdir(struct disks *ds, const char *dir, uint64_t size, char *err, size_t errlen);
+/* Closes the images and deletes husk's temporary ones. */
+void disks_release(struct disks *ds);
+#endif

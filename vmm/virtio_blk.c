@@ -1,0 +1,182 @@
+#include <errno.h>
+#include <sys/uio.h>
+#include <string.h>
+#include <unistd.h>
+#include "husk/virtio_regs.h"
+#include "virtio_blk.h"
+
+#define SECTOR 512
+#define VIRTIO_BLK_F_SEG_MAX 2
+#define VIRTIO_BLK_F_RO 5
+#define VIRTIO_BLK_F_FLUSH 9
+
+enum { T_IN = 0, T_OUT = 1, T_FLUSH = 4, T_GET_ID = 8 };
+enum { S_OK = 0, S_IOERR = 1, S_UNSUPP = 2 };
+
+/* A position in a descriptor chain's segments: requests are framed by bytes,
+ * not by descriptors (virtio 1.x, 2.6.4). */
+struct cursor {
+	struct virtq_chain *c;
+	int seg;
+	uint32_t off;
+};
+
+/* Up to n bytes of the chain from the cursor, in direction `writable`, into
+ * an iovec; advances.  Stops at a direction change. */
+static size_t take(struct cursor *k, int writable, uint64_t n, struct iovec *iov, int *niov, int max)
+{
+	size_t got = 0;
+	*niov = 0;
+	while (n && k->seg < k->c->n && k->c->seg[k->seg].writable == writable && *niov < max) {
+		struct virtq_seg *s = &k->c->seg[k->seg];
+		uint64_t left = s->len - k->off, step = left < n ? left : n;
+		if (step) {
+			iov[(*niov)++] = (struct iovec){ s->ptr + k->off, step };
+			got += step, n -= step, k->off += step;
+		}
+		if (k->off == s->len)
+			k->seg++, k->off = 0;
+	}
+	return got;
+}
+
+static uint8_t do_io(struct blk *b, int writing, uint64_t sector, struct iovec *iov, int niov, size_t len)
+{
+	if (len % SECTOR || sector > b->sectors || len / SECTOR > b->sectors - sector)
+		return S_IOERR;
+	if (writing && b->read_only) {
+		b->denied_writes++;
+		return S_IOERR;
+	}
+	off_t pos = (off_t)(sector * SECTOR);
+	for (int i = 0; i < niov; i++) {
+		size_t done = 0;
+		while (done < iov[i].iov_len) {
+			ssize_t k = writing ? pwrite(b->fd, (char *)iov[i].iov_base + done, iov[i].iov_len - done, pos)
+					    : pread(b->fd, (char *)iov[i].iov_base + done, iov[i].iov_len - done, pos);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				if (k == 0 && !writing) /* past the end of a short file: zeros */
+					memset((char *)iov[i].iov_base + done, 0, iov[i].iov_len - done), k = iov[i].iov_len - done;
+				else
+					return S_IOERR;
+			}
+			done += k, pos += k;
+		}
+	}
+	if (writing)
+		b->bytes_written += len;
+	else
+		b->bytes_read += len;
+	return S_OK;
+}
+
+/* One request.  Returns the bytes written into the chain, or -1 when the
+ * chain is malformed (*err set). */
+static long serve(struct blk *b, struct virtq_chain *c, const char **err)
+{
+	struct cursor k = { c, 0, 0 };
+	struct iovec iov[VIRTQ_MAX_SIZE];
+	int niov;
+	uint8_t hdr[16];
+	if (take(&k, 0, sizeof hdr, iov, &niov, VIRTQ_MAX_SIZE) != sizeof hdr)
+		return *err = "virtio-blk: request header shorter than 16 bytes", -1;
+	for (int i = 0, at = 0; i < niov; at += iov[i].iov_len, i++)
+		memcpy(hdr + at, iov[i].iov_base, iov[i].iov_len);
+	uint32_t type;
+	uint64_t sector;
+	memcpy(&type, hdr, 4);
+	memcpy(&sector, hdr + 8, 8);
+	/* The status byte is the chain's last byte, device-writable. */
+	struct virtq_seg *last = &c->seg[c->n - 1];
+	if (!last->writable || last->len == 0)
+		return *err = "virtio-blk: request has no status byte", -1;
+	uint8_t *status = last->ptr + last->len - 1;
+	uint64_t data_out = 0, data_in = 0;
+	for (int i = 0; i < c->n; i++)
+		*(c->seg[i].writable ? &data_in : &data_out) += c->seg[i].len;
+	data_out -= sizeof hdr;
+	data_in -= 1;
+	uint8_t st;
+	long written = 1;
+	switch (type) {
+	case T_IN:
+		if (data_out)
+			return *err = "virtio-blk: read request carries data", -1;
+		take(&k, 1, data_in, iov, &niov, VIRTQ_MAX_SIZE);
+		st = do_io(b, 0, sector, iov, niov, data_in);
+		if (st == S_OK)
+			written += data_in;
+		break;
+	case T_OUT:
+		if (data_in)
+			return *err = "virtio-blk: write request has device-writable data", -1;
+		take(&k, 0, data_out, iov, &niov, VIRTQ_MAX_SIZE);
+		st = do_io(b, 1, sector, iov, niov, data_out);
+		break;
+	case T_FLUSH:
+		st = b->read_only || fdatasync(b->fd) == 0 ? S_OK : S_IOERR;
+		break;
+	case T_GET_ID:
+		if (data_in < sizeof b->id) {
+			st = S_IOERR;
+			break;
+		}
+		take(&k, 1, sizeof b->id, iov, &niov, VIRTQ_MAX_SIZE);
+		for (int i = 0, at = 0; i < niov; at += iov[i].iov_len, i++)
+			memcpy(iov[i].iov_base, b->id + at, iov[i].iov_len);
+		written += sizeof b->id;
+		st = S_OK;
+		break;
+	default:
+		st = S_UNSUPP;
+	}
+	*status = st;
+	return written;
+}
+
+static int blk_notify(struct virtio_mmio *d, int qi, const char **err)
+{
+	struct blk *b = d->priv;
+	struct virtq *q = &d->q[qi];
+	static struct virtq_chain ch;
+	int r;
+	while ((r = virtq_pop(q, d->mem, &ch, err)) == 1) {
+		long n = serve(b, &ch, err);
+		if (n < 0 || virtq_push(q, d->mem, ch.head, (uint32_t)n, err))
+			return -1;
+	}
+	return r;
+}
+
+static const struct virtio_device_ops blk_ops = { .notify = blk_notify };
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void blk_init(struct blk *b, uint64_t base, const struct guest_mem *m, int fd, uint64_t size, int read_only,
+	      const char *id)
+{
+	memset(b, 0, sizeof *b);
+	b->fd = fd;
+	b->read_only = read_only;
+	b->sectors = size / SECTOR;
+	memcpy(b->id, id, strnlen(id, sizeof b->id)); /* NUL-padded, not terminated when full */
+	put_le(b->config + 0, b->sectors, 8);          /* capacity */
+	put_le(b->config + 12, VIRTQ_MAX_SIZE - 2, 4); /* seg_max: header and status take two */
+	b->mmio.base = base;
+	b->mmio.device_id = VIRTIO_ID_BLOCK;
+	b->mmio.features = 1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_BLK_F_SEG_MAX | 1ull << VIRTIO_BLK_F_FLUSH |
+			   (read_only ? 1ull << VIRTIO_BLK_F_RO : 0);
+	b->mmio.config = b->config;
+	b->mmio.config_len = sizeof b->config;
+	b->mmio.ops = &blk_ops;
+	b->mmio.priv = b;
+	b->mmio.mem = m;
+	b->mmio.nqueues = 1;
+	virtio_mmio_reset(&b->mmio);
+}

@@ -1,0 +1,24 @@
+/* virtio-blk (virtio 1.x, 5.2) over a host file: a read-only dataset or
+ * system disk, or the writable workdir.  Every request is checked: framing,
+ * type, sector range (with overflow), data length, buffer direction. */
+#ifndef HUSK_VIRTIO_BLK_H
+#define HUSK_VIRTIO_BLK_H
+#include <stdint.h>
+#include "virtio_mmio.h"
+
+struct blk {
+	struct virtio_mmio mmio;
+	int fd;
+	int read_only;
+	uint64_t sectors;           /* capacity in 512-byte sectors */
+	uint64_t bytes_read, bytes_written;
+	uint64_t denied_writes;     /* writes refused on a read-only disk */
+	uint8_t config[60];         /* struct virtio_blk_config, little endian */
+	char id[20];
+};
+
+/* fd is the image (kept open by the device).  size in bytes, a multiple of
+ * 512 (the rest is ignored). */
+void blk_init(struct blk *b, uint64_t base, const struct guest_mem *m, int fd, uint64_t size, int read_only,
+	      const char *id);
+#endif
