@@ -10,7 +10,7 @@ GUEST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-pic -f
 	-Iguest/include -Iinclude -I$(BUILD)/libfdt-src
 
 VMM_SRC := $(wildcard vmm/*.c) loader/elf_load.c
-GUEST_SRC := $(wildcard guest/*.c guest/lib/*.c)
+GUEST_SRC := $(wildcard guest/*.c guest/lib/*.c guest/fs/*.c)
 LIBFDT_SRC := fdt.c fdt_ro.c fdt_strerror.c
 HEADERS := $(wildcard include/husk/*.h vmm/*.h loader/*.h)
 
@@ -24,30 +24,35 @@ deps:
 $(BUILD)/libfdt-src/ORIGIN: guest/fetch-libfdt scripts/debsrc
 	guest/fetch-libfdt $(BUILD)/src $(BUILD)/libfdt-src
 
-$(BUILD)/guest/%.o: guest/%.c $(wildcard guest/*.h) $(HEADERS) $(BUILD)/libfdt-src/ORIGIN
+$(BUILD)/guest/%.o: guest/%.c $(wildcard guest/*.h guest/fs/*.h guest/include/*.h) $(HEADERS) $(BUILD)/libfdt-src/ORIGIN
 	@mkdir -p $(dir $@)
-	$(CC) $(GUEST_CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(GUEST_CFLAGS) -c $< -o $@
 
 $(BUILD)/guest/entry.o: guest/entry.S include/husk/abi.h
 	@mkdir -p $(dir $@)
-	$(CC) $(GUEST_CFLAGS) -c $< -o $@
+	@echo "  AS      $<"
+	@$(CC) $(GUEST_CFLAGS) -c $< -o $@
 
 # libfdt is third-party code: its own warnings are not ours to fix.
 $(BUILD)/guest/libfdt/%.o: $(BUILD)/libfdt-src/ORIGIN
 	@mkdir -p $(dir $@)
-	$(CC) $(GUEST_CFLAGS) -Wno-error -Wno-sign-compare -c $(BUILD)/libfdt-src/$*.c -o $@
+	@echo "  CC      libfdt/$*.c"
+	@$(CC) $(GUEST_CFLAGS) -Wno-error -Wno-sign-compare -c $(BUILD)/libfdt-src/$*.c -o $@
 
 GUEST_OBJ := $(BUILD)/guest/entry.o $(patsubst guest/%.c,$(BUILD)/guest/%.o,$(GUEST_SRC)) \
 	$(patsubst %.c,$(BUILD)/guest/libfdt/%.o,$(LIBFDT_SRC))
 
 $(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/kernel.ld
-	$(CC) -nostdlib -static -no-pie -Wl,-T,guest/kernel.ld -Wl,--build-id=none -Wl,--no-warn-rwx-segments -o $@ $(GUEST_OBJ) -lgcc
+	@echo "  LD      $@"
+	@$(CC) -nostdlib -static -no-pie -Wl,-T,guest/kernel.ld -Wl,--build-id=none -Wl,--no-warn-rwx-segments -o $@ $(GUEST_OBJ) -lgcc
 
 # --- VMM ------------------------------------------------------------------
 # Static: no dynamic loader work at start-up (~0.5 ms measured here).
 husk: $(VMM_SRC) $(HEADERS) vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
-	$(CC) $(HOST_CFLAGS) -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -o $@ $(VMM_SRC) \
-		vmm/kernel_blob.S -static -lfdt -lseccomp
+	@echo "  CC      husk"
+	@$(CC) $(HOST_CFLAGS) -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -o $@ $(VMM_SRC) \
+		vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err
 
 # --- images (our libc, Lua) -----------------------------------------------
 images:

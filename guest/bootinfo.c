@@ -60,10 +60,19 @@ void bootinfo_parse(const void *fdt, int pvm)
 
 	int n = 0, node;
 	fdt_for_each_subnode(node, fdt, 0) {
-		if (fdt_node_check_compatible(fdt, node, "virtio,mmio") || n == ARRAY_SIZE(boot.console))
+		if (fdt_node_check_compatible(fdt, node, "virtio,mmio"))
 			continue;
-		struct console_info *c = &boot.console[n++];
-		c->mmio = u64_at(prop(fdt, node, "reg", 0, 16), 0);
-		c->fd = fdt32_ld(prop(fdt, node, "husk,fd", 0, 4));
+		uintptr_t mmio = u64_at(prop(fdt, node, "reg", 0, 16), 0);
+		const fdt32_t *fd = fdt_getprop(fdt, node, "husk,fd", 0);
+		if (fd && n < (int)ARRAY_SIZE(boot.console)) {
+			boot.console[n++] = (struct console_info){ mmio, (int)fdt32_ld(fd) };
+		} else if (!fd && boot.ndisks < MAX_DISKS) {
+			int len;
+			const char *mount = prop(fdt, node, "husk,mount", &len, 2);
+			if (mount[len - 1] || mount[0] != '/')
+				panic("boot device tree: bad husk,mount");
+			boot.disk[boot.ndisks++] = (struct disk_info){
+				mmio, mount, fdt_getprop(fdt, node, "husk,read-only", 0) != 0 };
+		}
 	}
 }

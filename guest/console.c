@@ -27,7 +27,7 @@ static struct console *console_for(int fd)
 		if (!c->dev.ready) {
 			c->dev.mmio = ci->mmio;
 			c->q.index = fd == 0 ? RECEIVEQ : TRANSMITQ;
-			if (virtio_init(&c->dev, &c->q, 1))
+			if (virtio_init(&c->dev, &c->q, 1, 0))
 				panic("virtio console at %lx did not initialize", (unsigned long)ci->mmio);
 		}
 		return c;

@@ -17,6 +17,13 @@ struct console_info {
 	int fd;           /* the guest fd it serves: 0, 1 or 2 */
 };
 
+struct disk_info {
+	uintptr_t mmio;
+	const char *mount; /* where to mount it: /usr, /data/NAME, /workdir */
+	int read_only;
+};
+#define MAX_DISKS 12
+
 struct bootinfo {
 	uint64_t ram_size;
 	const char *argv, *envp; /* NUL-separated string lists */
@@ -28,6 +35,8 @@ struct bootinfo {
 	int tty[3];               /* is host fd 0/1/2 a terminal */
 	uint16_t rows, cols;      /* its window size */
 	struct console_info console[3];
+	struct disk_info disk[MAX_DISKS];
+	int ndisks;
 };
 extern struct bootinfo boot;
 
@@ -57,6 +66,14 @@ long mem_mmap(uintptr_t addr, size_t len, int prot, int flags);
 long mem_munmap(uintptr_t addr, size_t len);
 long mem_mprotect(uintptr_t addr, size_t len);
 int user_ok(const void *p, size_t len);
+uint64_t mem_free_bytes(void);
+
+/* kalloc.c: zeroed kernel memory; kfree needs the size given to kalloc */
+void *kalloc(size_t size);
+void kfree(void *p, size_t size);
+
+/* blk.c: a virtio-blk disk as a struct blockdev (fs/blockdev.h), or NULL */
+struct blockdev *blk_open(uintptr_t mmio, int read_only);
 
 /* console.c: fds 0-2 on the virtio consoles */
 struct kiovec { const void *base; size_t len; };

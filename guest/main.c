@@ -1,6 +1,7 @@
 /* The kernel's boot sequence. */
 #include "cpu.h"
 #include "kernel.h"
+#include "sys_fs.h"
 
 _Noreturn void kmain(const void *fdt, unsigned long flags);
 
@@ -13,5 +14,6 @@ _Noreturn void kmain(const void *fdt, unsigned long flags)
 	if (boot.selftest)
 		selftest_run();
 	mem_init(boot.image_end, boot.ram_size);
+	fs_init();
 	program_start();
 }

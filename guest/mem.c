@@ -174,3 +174,11 @@ long mem_mprotect(uintptr_t addr, size_t len)
 		return -EINVAL;
 	return 0;
 }
+
+uint64_t mem_free_bytes(void)
+{
+	uint64_t free = 0;
+	for (size_t i = 0; i < pg(hi); i++)
+		free += !is_used(i);
+	return free * PAGE_SIZE;
+}

@@ -3,98 +3,45 @@
  * syscall_dispatch, whose address programs built with husk's libc find in
  * AT_SYSINFO.  Every call is counted in the report page; anything not
  * implemented here returns -ENOSYS. */
+#include <errno.h>
 #include <string.h>
 #include "cpu.h"
 #include "kernel.h"
+#include "file.h"
+#include "sys_fs.h"
+
 
 enum {
-	EPERM = 1, EBADF = 9, EFAULT = 14, EINVAL = 22, ENOTTY = 25, ENOSYS = 38,
+	SYS_read = 0, SYS_write = 1, SYS_open = 2, SYS_close = 3, SYS_stat = 4, SYS_fstat = 5,
+	SYS_lstat = 6, SYS_lseek = 8, SYS_mmap = 9, SYS_mprotect = 10, SYS_munmap = 11, SYS_brk = 12,
+	SYS_rt_sigaction = 13, SYS_rt_sigprocmask = 14, SYS_ioctl = 16, SYS_pread64 = 17,
+	SYS_pwrite64 = 18, SYS_readv = 19, SYS_writev = 20, SYS_access = 21, SYS_madvise = 28,
+	SYS_dup = 32, SYS_dup2 = 33, SYS_getpid = 39, SYS_exit = 60, SYS_uname = 63, SYS_fcntl = 72,
+	SYS_flock = 73, SYS_fsync = 74, SYS_fdatasync = 75, SYS_truncate = 76, SYS_ftruncate = 77,
+	SYS_getcwd = 79, SYS_chdir = 80, SYS_fchdir = 81, SYS_rename = 82, SYS_mkdir = 83,
+	SYS_rmdir = 84, SYS_creat = 85, SYS_link = 86, SYS_unlink = 87, SYS_symlink = 88,
+	SYS_readlink = 89, SYS_chmod = 90, SYS_fchmod = 91, SYS_chown = 92, SYS_fchown = 93,
+	SYS_lchown = 94, SYS_umask = 95, SYS_gettimeofday = 96, SYS_getuid = 102, SYS_getgid = 104,
+	SYS_geteuid = 107, SYS_getegid = 108, SYS_getppid = 110, SYS_statfs = 137, SYS_fstatfs = 138,
+	SYS_arch_prctl = 158, SYS_sync = 162, SYS_gettid = 186, SYS_time = 201, SYS_getdents64 = 217,
+	SYS_set_tid_address = 218, SYS_fadvise64 = 221, SYS_clock_gettime = 228, SYS_clock_getres = 229,
+	SYS_exit_group = 231, SYS_openat = 257, SYS_mkdirat = 258, SYS_fchownat = 260,
+	SYS_newfstatat = 262, SYS_unlinkat = 263, SYS_renameat = 264, SYS_linkat = 265,
+	SYS_symlinkat = 266, SYS_readlinkat = 267, SYS_fchmodat = 268, SYS_faccessat = 269,
+	SYS_utimensat = 280, SYS_dup3 = 292, SYS_syncfs = 306, SYS_renameat2 = 316,
+	SYS_getrandom = 318, SYS_faccessat2 = 439,
 };
 
-enum {
-	SYS_read = 0, SYS_write = 1, SYS_close = 3, SYS_mmap = 9, SYS_mprotect = 10,
-	SYS_munmap = 11, SYS_brk = 12, SYS_rt_sigaction = 13, SYS_rt_sigprocmask = 14,
-	SYS_ioctl = 16, SYS_readv = 19, SYS_writev = 20, SYS_madvise = 28, SYS_getpid = 39,
-	SYS_exit = 60, SYS_uname = 63, SYS_fcntl = 72, SYS_gettimeofday = 96, SYS_getuid = 102,
-	SYS_getgid = 104, SYS_geteuid = 107, SYS_getegid = 108, SYS_getppid = 110,
-	SYS_arch_prctl = 158, SYS_gettid = 186, SYS_time = 201, SYS_set_tid_address = 218,
-	SYS_clock_gettime = 228, SYS_clock_getres = 229, SYS_exit_group = 231, SYS_getrandom = 318,
-};
-
-#define TIOCGWINSZ 0x5413
+#define AT_FDCWD (-100)
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
-#define F_GETFD 1
-#define F_SETFD 2
-#define F_GETFL 3
-#define F_SETFL 4
-#define IOV_MAX 1024
 
 struct timespec_k { long sec, nsec; };
 struct sigaction_k { uint64_t handler, flags, restorer, mask; };
 
-static int fd_open[3] = { 1, 1, 1 };
-static int fd_flags[3];
 static uint64_t fs_base;
 static struct sigaction_k sigactions[65]; /* recorded; signals are never delivered */
 static uint64_t sigmask;
-
-static int std_fd(long fd) { return fd >= 0 && fd < 3 && fd_open[fd]; }
-
-static long sys_rw(long fd, void *buf, size_t len, int writing)
-{
-	if (!std_fd(fd))
-		return -EBADF;
-	if (!len)
-		return 0;
-	if (!user_ok(buf, len))
-		return -EFAULT;
-	return writing ? console_write(fd, buf, len) : console_read(fd, buf, len);
-}
-
-static long sys_rwv(long fd, const struct kiovec *iov, long n, int writing)
-{
-	if (!std_fd(fd))
-		return -EBADF;
-	if (n < 0 || n > IOV_MAX)
-		return -EINVAL;
-	if (!user_ok(iov, n * sizeof *iov))
-		return -EFAULT;
-	for (long i = 0; i < n; i++)
-		if (iov[i].len && !user_ok(iov[i].base, iov[i].len))
-			return -EFAULT;
-	if (writing)
-		return console_writev(fd, iov, n);
-	for (long i = 0; i < n; i++) /* a short read is fine: fill the first buffer */
-		if (iov[i].len)
-			return console_read(fd, (void *)iov[i].base, iov[i].len);
-	return 0;
-}
-
-static long sys_ioctl(long fd, unsigned long req, uint16_t *ws)
-{
-	if (!std_fd(fd))
-		return -EBADF;
-	if (req != TIOCGWINSZ || !boot.tty[fd])
-		return -ENOTTY;
-	if (!user_ok(ws, 8))
-		return -EFAULT;
-	ws[0] = boot.rows, ws[1] = boot.cols, ws[2] = ws[3] = 0;
-	return 0;
-}
-
-static long sys_fcntl(long fd, long cmd, long arg)
-{
-	if (!std_fd(fd))
-		return -EBADF;
-	switch (cmd) {
-	case F_GETFD: return fd_flags[fd];
-	case F_SETFD: fd_flags[fd] = arg & 1; return 0;
-	case F_GETFL: return fd == 0 ? 0 : 1; /* O_RDONLY, O_WRONLY */
-	case F_SETFL: return 0;
-	}
-	return -EINVAL;
-}
 
 static long sys_uname(char *u)
 {
@@ -210,24 +157,68 @@ static long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, siz
 
 long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
-	(void)a5, (void)a6;
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)
 		REPORT->calls[nr]++;
 	switch (nr) {
 	case SYS_read: return sys_rw(a1, (void *)a2, a3, 0);
 	case SYS_write: return sys_rw(a1, (void *)a2, a3, 1);
+	case SYS_pread64: return sys_prw(a1, (void *)a2, a3, a4, 0);
+	case SYS_pwrite64: return sys_prw(a1, (void *)a2, a3, a4, 1);
 	case SYS_readv: return sys_rwv(a1, (const struct kiovec *)a2, a3, 0);
 	case SYS_writev: return sys_rwv(a1, (const struct kiovec *)a2, a3, 1);
-	case SYS_close:
-		if (!std_fd(a1))
-			return -EBADF;
-		fd_open[a1] = 0;
-		return 0;
-	case SYS_ioctl: return sys_ioctl(a1, a2, (uint16_t *)a3);
+	case SYS_open: return sys_openat(AT_FDCWD, (const char *)a1, a2, a3);
+	case SYS_creat: return sys_openat(AT_FDCWD, (const char *)a1, 01101, a2);
+	case SYS_openat: return sys_openat(a1, (const char *)a2, a3, a4);
+	case SYS_close: return sys_close(a1);
+	case SYS_dup: return sys_dup(a1, 0, 0);
+	case SYS_dup2: return sys_dup3(a1, a2, 0, 1);
+	case SYS_dup3: return sys_dup3(a1, a2, a3, 0);
+	case SYS_lseek: return sys_lseek(a1, a2, a3);
+	case SYS_stat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, 0);
+	case SYS_lstat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, 0x100);
+	case SYS_fstat: return sys_fstat(a1, (void *)a2);
+	case SYS_newfstatat: return sys_fstatat(a1, (const char *)a2, (void *)a3, a4);
+	case SYS_access: return sys_faccessat(AT_FDCWD, (const char *)a1, a2, 0);
+	case SYS_faccessat: return sys_faccessat(a1, (const char *)a2, a3, 0);
+	case SYS_faccessat2: return sys_faccessat(a1, (const char *)a2, a3, a4);
+	case SYS_getdents64: return sys_getdents64(a1, (void *)a2, a3);
+	case SYS_mkdir: return sys_mkdirat(AT_FDCWD, (const char *)a1, a2);
+	case SYS_mkdirat: return sys_mkdirat(a1, (const char *)a2, a3);
+	case SYS_rmdir: return sys_unlinkat(AT_FDCWD, (const char *)a1, 0x200);
+	case SYS_unlink: return sys_unlinkat(AT_FDCWD, (const char *)a1, 0);
+	case SYS_unlinkat: return sys_unlinkat(a1, (const char *)a2, a3);
+	case SYS_rename: return sys_renameat2(AT_FDCWD, (const char *)a1, AT_FDCWD, (const char *)a2, 0);
+	case SYS_renameat: return sys_renameat2(a1, (const char *)a2, a3, (const char *)a4, 0);
+	case SYS_renameat2: return sys_renameat2(a1, (const char *)a2, a3, (const char *)a4, a5);
+	case SYS_link: return sys_linkat(AT_FDCWD, (const char *)a1, AT_FDCWD, (const char *)a2, 0);
+	case SYS_linkat: return sys_linkat(a1, (const char *)a2, a3, (const char *)a4, a5);
+	case SYS_symlink: return sys_symlinkat((const char *)a1, AT_FDCWD, (const char *)a2);
+	case SYS_symlinkat: return sys_symlinkat((const char *)a1, a2, (const char *)a3);
+	case SYS_readlink: return sys_readlinkat(AT_FDCWD, (const char *)a1, (char *)a2, a3);
+	case SYS_readlinkat: return sys_readlinkat(a1, (const char *)a2, (char *)a3, a4);
+	case SYS_truncate: return sys_truncate((const char *)a1, a2);
+	case SYS_ftruncate: return sys_ftruncate(a1, a2);
+	case SYS_fsync: case SYS_fdatasync: return sys_fsync(a1);
+	case SYS_sync: case SYS_syncfs: vfs_sync_all(); return 0;
+	case SYS_utimensat: return sys_utimensat(a1, (const char *)a2, (const int64_t *)a3, a4);
+	case SYS_chmod: return sys_fchmodat(AT_FDCWD, (const char *)a1, a2);
+	case SYS_fchmodat: return sys_fchmodat(a1, (const char *)a2, a3);
+	case SYS_fchmod: return sys_fchmod(a1, a2);
+	case SYS_chown: case SYS_lchown: case SYS_fchown: case SYS_fchownat:
+		return -EPERM; /* files keep the owner they have */
+	case SYS_umask: return sys_umask(a1);
+	case SYS_getcwd: return sys_getcwd((char *)a1, a2);
+	case SYS_chdir: return sys_chdir((const char *)a1);
+	case SYS_fchdir: return sys_fchdir(a1);
 	case SYS_fcntl: return sys_fcntl(a1, a2, a3);
+	case SYS_flock: return fd_get(a1) ? 0 : -EBADF; /* one process: no one to conflict with */
+	case SYS_fadvise64: return fd_get(a1) ? 0 : -EBADF;
+	case SYS_ioctl: return sys_ioctl(a1, a2, (void *)a3);
+	case SYS_statfs: return sys_statfs((const char *)a1, (void *)a2);
+	case SYS_fstatfs: return sys_fstatfs(a1, (void *)a2);
 	case SYS_mmap:
-		if (!(a4 & 0x20) && !std_fd(a5))
-			return -EBADF;
+		if (!(a4 & 0x20))
+			return sys_mmap_file(a1, a2, a3, a4, a5, a6);
 		return mem_mmap(a1, a2, a3, a4);
 	case SYS_munmap: return mem_munmap(a1, a2);
 	case SYS_mprotect: return mem_mprotect(a1, a2);
@@ -246,7 +237,9 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_uname: return sys_uname((char *)a1);
 	case SYS_rt_sigaction: return sys_rt_sigaction(a1, (void *)a2, (void *)a3, a4);
 	case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a1, (void *)a2, (void *)a3, a4);
-	case SYS_exit: case SYS_exit_group: halt_exit(a1 & 0xff);
+	case SYS_exit: case SYS_exit_group:
+		vfs_sync_all();
+		halt_exit(a1 & 0xff);
 	}
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)
 		REPORT->enosys[nr]++;

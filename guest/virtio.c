@@ -6,7 +6,7 @@
 static void w(struct virtio_dev *d, unsigned reg, uint32_t v) { mmio_write32(d->mmio + reg, v); }
 static uint32_t r(struct virtio_dev *d, unsigned reg) { return mmio_read32(d->mmio + reg); }
 
-int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues)
+int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t want)
 {
 	uint32_t st = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
 	w(d, VIRTIO_MMIO_STATUS, 0);
@@ -14,7 +14,13 @@ int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues)
 	w(d, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
 	if (!(r(d, VIRTIO_MMIO_DEVICE_FEATURES) & 1u << (VIRTIO_F_VERSION_1 - 32)))
 		return -19; /* ENODEV: not a virtio 1.x device */
-	/* We need nothing beyond VERSION_1; driver features start at 0 after reset. */
+	/* Driver features start at 0 after reset: write only what we take.  Each
+	 * register access is an exit, so feature bits 0-31 are read only when
+	 * the driver wants any. */
+	if (want) {
+		w(d, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+		w(d, VIRTIO_MMIO_DRIVER_FEATURES, want & r(d, VIRTIO_MMIO_DEVICE_FEATURES));
+	}
 	w(d, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
 	w(d, VIRTIO_MMIO_DRIVER_FEATURES, 1u << (VIRTIO_F_VERSION_1 - 32));
 	st |= VIRTIO_STATUS_FEATURES_OK;

@@ -32,8 +32,9 @@ struct vbuf {
 	int device_writes;
 };
 
-/* Bring the device up with its queues; returns 0 or a negative errno. */
-int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues);
+/* Bring the device up with its queues, accepting VERSION_1 and those of
+ * the feature bits 0-31 in `want` the device offers; 0 or a negative errno. */
+int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t want);
 /* One request of n buffers; returns the length the device reports written. */
 uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n);
 #endif

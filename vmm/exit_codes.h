@@ -5,6 +5,7 @@
 #define EXIT_INTERNAL    120 /* husk or KVM failed on the host */
 #define EXIT_GUEST_ERROR 121 /* the guest broke the device protocol (bad descriptor, unknown MMIO/port) */
 #define EXIT_PANIC       122 /* the guest kernel panicked or crashed */
+#define EXIT_WORKDIR     123 /* the workdir could not be written back (fully) */
 #define EXIT_TIMEOUT     124 /* --timeout expired */
 #define EXIT_USAGE       125 /* bad command line, image, program file, or no /dev/kvm */
 #endif

@@ -21,6 +21,7 @@
 #include "boot_fdt.h"
 #include "disks.h"
 #include "elf_load.h"
+#include "extract.h"
 #include "exit_codes.h"
 #include "husk/abi.h"
 #include "run.h"
@@ -205,6 +206,35 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->nargs = argc - optind;
 }
 
+/* An image's default environment, NAME.env: KEY=VALUE lines.  Given -e
+ * variables come later and win (the guest's libc takes the first match, so
+ * they go in front). */
+static void image_env(const char *path, struct options *o)
+{
+	char *file;
+	if (asprintf(&file, "%s.env", path) < 0)
+		die(EXIT_INTERNAL, "out of memory");
+	FILE *f = fopen(file, "re");
+	free(file);
+	if (!f)
+		return;
+	char line[4096];
+	int given = o->nenv;
+	char **env = calloc(given + 64, sizeof *env);
+	if (!env)
+		die(EXIT_INTERNAL, "out of memory");
+	memcpy(env, o->env, given * sizeof *env);
+	int n = given;
+	while (n < given + 64 && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strchr(line, '=') && line[0] != '=' && line[0] != '#' && !(env[n++] = strdup(line)))
+			die(EXIT_INTERNAL, "out of memory");
+	}
+	fclose(f);
+	o->env = env;
+	o->nenv = n;
+}
+
 /* An image name (no slash) is looked up in the image directory; an image
  * may come with a system disk, NAME.disk, mounted on /usr. */
 static char *resolve_program(const char *name, char **system_disk)
@@ -269,7 +299,27 @@ static void host_terminal(struct boot_params *bp)
 	}
 }
 
-static int run(const struct options *o)
+/* The workdir comes back whatever the run's outcome: what the program
+ * completed is not lost. */
+static int write_back(struct disks *ds, int status)
+{
+	struct disk *d = &ds->d[ds->workdir];
+	struct extract_limits lim = { 1000000, d->size };
+	struct extract_stats st;
+	char err[512];
+	fsync(d->fd);
+	if (workdir_extract(d->image, ds->workdir_path, &lim, &st, err, sizeof err)) {
+		fprintf(stderr, "husk: workdir %s: %s\n", ds->workdir_path, err);
+		return EXIT_WORKDIR;
+	}
+	if (status)
+		fprintf(stderr, "husk: the run failed (status %d); the workdir was still written back to %s "
+			"(%llu files written, %llu unchanged, %llu removed)\n", status, ds->workdir_path,
+			(unsigned long long)st.files, (unsigned long long)st.unchanged, (unsigned long long)st.removed);
+	return status;
+}
+
+static int run(struct options *o)
 {
 	char err[512];
 	const uint8_t *prog = NULL;
@@ -278,6 +328,8 @@ static int run(const struct options *o)
 	if (!o->selftest) {
 		path = resolve_program(o->program, &system_disk);
 		prog = map_file(path, &prog_size);
+		if (system_disk)
+			image_env(path, o);
 	}
 	static struct disks disks = { .workdir = -1 };
 	if (system_disk && disks_add_system(&disks, system_disk, err, sizeof err))
@@ -349,6 +401,8 @@ static int run(const struct options *o)
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout is handled as EPIPE */
 	int status = run_guest(&vm, &dev, o->timeout, o->syscalls);
 	vm_destroy(&vm);
+	if (disks.workdir >= 0)
+		status = write_back(&disks, status);
 	disks_release(&disks);
 	free(path);
 	free(system_disk);

@@ -1,0 +1,92 @@
+/* virtio-blk driver (virtio 1.x, 5.2): one request queue, requests completed
+ * synchronously by the VMM during the notify.  Each disk is a struct
+ * blockdev for the file system code. */
+#include <string.h>
+#include "cpu.h"
+#include "fs/blockdev.h"
+#include "kernel.h"
+#include "virtio.h"
+
+#define EIO 5
+#define EROFS 30
+#define ENOMEM 12
+
+enum { T_IN = 0, T_OUT = 1, T_FLUSH = 4 };
+#define VIRTIO_BLK_F_RO 5
+#define VIRTIO_BLK_F_FLUSH 9
+#define MAX_REQUEST (1u << 20) /* bytes per request: bounds one host pread */
+
+struct vblk {
+	struct virtio_dev dev;
+	struct virtq q __attribute__((aligned(64)));
+	struct { uint32_t type, reserved; uint64_t sector; } hdr;
+	uint8_t status;
+	struct blockdev bd;
+};
+
+static int request(struct vblk *b, uint32_t type, uint64_t sector, void *buf, uint32_t len)
+{
+	b->hdr.type = type;
+	b->hdr.reserved = 0;
+	b->hdr.sector = sector;
+	b->status = 0xff;
+	struct vbuf v[3] = { { &b->hdr, sizeof b->hdr, 0 } };
+	int n = 1;
+	if (len)
+		v[n++] = (struct vbuf){ buf, len, type == T_IN };
+	v[n++] = (struct vbuf){ &b->status, 1, 1 };
+	virtq_request(&b->dev, &b->q, v, n);
+	return b->status == 0 ? 0 : type == T_OUT && b->bd.read_only ? -EROFS : -EIO;
+}
+
+static int transfer(void *ctx, uint32_t type, uint64_t sector, void *buf, uint32_t count)
+{
+	struct vblk *b = ctx;
+	uint64_t bytes = (uint64_t)count * 512;
+	if (sector > b->bd.sectors || count > b->bd.sectors - sector)
+		return -EIO;
+	char *p = buf;
+	while (bytes) {
+		uint32_t k = bytes < MAX_REQUEST ? (uint32_t)bytes : MAX_REQUEST;
+		int r = request(b, type, sector, p, k);
+		if (r)
+			return r;
+		p += k, bytes -= k, sector += k / 512;
+	}
+	return 0;
+}
+
+static int blk_read(void *ctx, uint64_t sector, void *buf, uint32_t count)
+{
+	return transfer(ctx, T_IN, sector, buf, count);
+}
+
+static int blk_write(void *ctx, uint64_t sector, const void *buf, uint32_t count)
+{
+	struct vblk *b = ctx;
+	if (b->bd.read_only)
+		return -EROFS;
+	return transfer(ctx, T_OUT, sector, (void *)buf, count);
+}
+
+static int blk_flush(void *ctx)
+{
+	struct vblk *b = ctx;
+	return b->bd.read_only ? 0 : request(b, T_FLUSH, 0, 0, 0);
+}
+
+struct blockdev *blk_open(uintptr_t mmio, int read_only)
+{
+	struct vblk *b = kalloc(sizeof *b);
+	if (!b)
+		return 0;
+	b->dev.mmio = mmio;
+	b->q.index = 0;
+	if (virtio_init(&b->dev, &b->q, 1, 1u << VIRTIO_BLK_F_RO | 1u << VIRTIO_BLK_F_FLUSH)) {
+		kfree(b, sizeof *b);
+		return 0;
+	}
+	uint64_t cap = mmio_read32(mmio + VIRTIO_MMIO_CONFIG) | (uint64_t)mmio_read32(mmio + VIRTIO_MMIO_CONFIG + 4) << 32;
+	b->bd = (struct blockdev){ b, cap, read_only, blk_read, blk_write, blk_flush };
+	return &b->bd;
+}

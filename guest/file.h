@@ -1,0 +1,30 @@
+/* Open files and the fd table. */
+#ifndef GUEST_FILE_H
+#define GUEST_FILE_H
+#include <stdint.h>
+#include "vfs.h"
+
+#define MAX_FDS 1024
+
+enum file_kind { FILE_CONSOLE, FILE_FS, FILE_SYNTH, FILE_DEV };
+
+struct file {
+	int refs;
+	int kind;
+	int flags;           /* open flags: access mode, O_APPEND, O_NONBLOCK */
+	struct mount *m;     /* FILE_FS */
+	uint32_t ino;
+	int is_dir;
+	int dev;             /* FILE_DEV: DEV_*; FILE_CONSOLE: the console's fd */
+	uint64_t pos;        /* offset, or the directory cookie */
+	char *path;          /* absolute path (kalloc'd, PATH_MAX) */
+};
+
+struct file *fd_get(long fd);
+int fd_install(struct file *f, int min, int cloexec); /* lowest free fd >= min, or -EMFILE */
+int fd_close(long fd);
+int fd_cloexec(long fd, int set); /* set < 0: query */
+struct file *file_new(int kind);
+void file_put(struct file *f);
+void fd_init_console(void);
+#endif
