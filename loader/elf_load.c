@@ -1,19 +1,10 @@
 #include <elf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "errmsg.h"
 #include "elf_load.h"
 
 #define MAX_PHNUM 64
-
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* a + b without wrapping past UINT64_MAX */
 static int add_ok(uint64_t a, uint64_t b, uint64_t *sum)
@@ -27,22 +18,22 @@ int elf_load(struct guest_mem *m, const uint8_t *file, size_t size, const struct
 {
 	Elf64_Ehdr eh;
 	if (size < EI_NIDENT || memcmp(file, ELFMAG, SELFMAG))
-		return fail(err, errlen, "not an ELF file");
+		return errmsg(err, errlen, "not an ELF file");
 	if (file[EI_CLASS] != ELFCLASS64)
-		return fail(err, errlen, "not a 64-bit ELF file (husk runs x86-64 programs)");
+		return errmsg(err, errlen, "not a 64-bit ELF file (husk runs x86-64 programs)");
 	if (size < sizeof eh)
-		return fail(err, errlen, "truncated ELF header");
+		return errmsg(err, errlen, "truncated ELF header");
 	memcpy(&eh, file, sizeof eh);
 	if (file[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64)
-		return fail(err, errlen, "not an x86-64 ELF file (machine %u)", eh.e_machine);
+		return errmsg(err, errlen, "not an x86-64 ELF file (machine %u)", eh.e_machine);
 	if (eh.e_type != ET_EXEC && !(eh.e_type == ET_DYN && lim->pie_base))
-		return fail(err, errlen, "not an executable (ELF type %u)", eh.e_type);
+		return errmsg(err, errlen, "not an executable (ELF type %u)", eh.e_type);
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > MAX_PHNUM)
-		return fail(err, errlen, "bad program header table (%u entries of %u bytes)", eh.e_phnum,
+		return errmsg(err, errlen, "bad program header table (%u entries of %u bytes)", eh.e_phnum,
 			    eh.e_phentsize);
 	uint64_t ph_end;
 	if (!add_ok(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), &ph_end) || ph_end > size)
-		return fail(err, errlen, "truncated: program headers lie past the end of the file");
+		return errmsg(err, errlen, "truncated: program headers lie past the end of the file");
 
 	Elf64_Phdr ph[MAX_PHNUM];
 	memcpy(ph, file + eh.e_phoff, eh.e_phnum * sizeof(Elf64_Phdr));
@@ -52,27 +43,27 @@ int elf_load(struct guest_mem *m, const uint8_t *file, size_t size, const struct
 	for (int i = 0; i < eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &ph[i];
 		if (p->p_type == PT_INTERP)
-			return fail(err, errlen, "dynamically linked (has an interpreter); husk runs static executables");
+			return errmsg(err, errlen, "dynamically linked (has an interpreter); husk runs static executables");
 		if (p->p_type == PT_PHDR)
 			pt_phdr = p->p_vaddr + bias;
 		if (p->p_type != PT_LOAD)
 			continue;
 		uint64_t fend, start, end;
 		if (p->p_filesz > p->p_memsz)
-			return fail(err, errlen, "segment %d: file size exceeds memory size", i);
+			return errmsg(err, errlen, "segment %d: file size exceeds memory size", i);
 		if (!add_ok(p->p_offset, p->p_filesz, &fend) || fend > size)
-			return fail(err, errlen, "truncated: segment %d lies past the end of the file", i);
+			return errmsg(err, errlen, "truncated: segment %d lies past the end of the file", i);
 		if (!add_ok(p->p_vaddr, bias, &start) || !add_ok(start, p->p_memsz, &end))
-			return fail(err, errlen, "segment %d: address range overflows", i);
+			return errmsg(err, errlen, "segment %d: address range overflows", i);
 		if (start < lim->min || end > lim->max)
-			return fail(err, errlen, "segment %d [%#llx, %#llx) is outside the space for it [%#llx, %#llx)",
+			return errmsg(err, errlen, "segment %d [%#llx, %#llx) is outside the space for it [%#llx, %#llx)",
 				    i, (unsigned long long)start, (unsigned long long)end,
 				    (unsigned long long)lim->min, (unsigned long long)lim->max);
 		for (int j = 0; j < i; j++) {
 			const Elf64_Phdr *q = &ph[j];
 			if (q->p_type == PT_LOAD && q->p_memsz && p->p_memsz &&
 			    p->p_vaddr < q->p_vaddr + q->p_memsz && q->p_vaddr < p->p_vaddr + p->p_memsz)
-				return fail(err, errlen, "segments %d and %d overlap", j, i);
+				return errmsg(err, errlen, "segments %d and %d overlap", j, i);
 		}
 		/* AT_PHDR: where the table sits in memory, found through the file
 		 * offset, so it is loaded by construction. */
@@ -85,14 +76,14 @@ int elf_load(struct guest_mem *m, const uint8_t *file, size_t size, const struct
 		nload++;
 	}
 	if (!nload)
-		return fail(err, errlen, "no loadable segments");
+		return errmsg(err, errlen, "no loadable segments");
 	if (!entry_ok)
-		return fail(err, errlen, "entry point %#llx is not in an executable segment",
+		return errmsg(err, errlen, "entry point %#llx is not in an executable segment",
 			    (unsigned long long)eh.e_entry);
 	if (!phdr && lim->need_phdr)
-		return fail(err, errlen, "program headers are not in a loaded segment");
+		return errmsg(err, errlen, "program headers are not in a loaded segment");
 	if (pt_phdr && pt_phdr != phdr)
-		return fail(err, errlen, "PT_PHDR does not match where the program headers are loaded");
+		return errmsg(err, errlen, "PT_PHDR does not match where the program headers are loaded");
 
 	for (int i = 0; i < eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &ph[i];
@@ -100,7 +91,7 @@ int elf_load(struct guest_mem *m, const uint8_t *file, size_t size, const struct
 			continue;
 		uint8_t *dst = gpa_ptr(m, p->p_vaddr + bias, p->p_memsz);
 		if (!dst)
-			return fail(err, errlen, "segment %d does not fit in guest memory", i);
+			return errmsg(err, errlen, "segment %d does not fit in guest memory", i);
 		memcpy(dst, file + p->p_offset, p->p_filesz);
 		memset(dst + p->p_filesz, 0, p->p_memsz - p->p_filesz);
 	}

@@ -4,25 +4,16 @@
 #include <ftw.h>
 #include <limits.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "errmsg.h"
 #include "disks.h"
 
 extern char **environ;
-
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* Runs argv quietly; returns its exit status, or -1 if it could not run. */
 static int run_tool(char *const argv[])
@@ -47,7 +38,7 @@ static int run_tool(char *const argv[])
 static struct disk *next_disk(struct disks *ds, char *err, size_t n)
 {
 	if (ds->n == MAX_DISKS)
-		return fail(err, n, "too many disks (at most %d)", MAX_DISKS), NULL;
+		return errmsg(err, n, "too many disks (at most %d)", MAX_DISKS), NULL;
 	struct disk *d = &ds->d[ds->n];
 	memset(d, 0, sizeof *d);
 	d->fd = -1;
@@ -59,7 +50,7 @@ static int open_image(struct disk *d, int read_only, char *err, size_t n)
 	d->fd = open(d->image, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	struct stat st;
 	if (d->fd < 0 || fstat(d->fd, &st) < 0)
-		return fail(err, n, "cannot open %s: %s", d->image, strerror(errno));
+		return errmsg(err, n, "cannot open %s: %s", d->image, strerror(errno));
 	d->size = st.st_size & ~511ull;
 	d->read_only = read_only;
 	return 0;
@@ -94,7 +85,7 @@ static int summarize(const char *dir, struct tree_sum *out, char *err, size_t n)
 {
 	walk_sum = (struct tree_sum){ 0xcbf29ce484222325ull, 0, 0 };
 	if (nftw(dir, sum_entry, 64, FTW_PHYS) < 0)
-		return fail(err, n, "cannot read %s: %s", dir, strerror(errno));
+		return errmsg(err, n, "cannot read %s: %s", dir, strerror(errno));
 	*out = walk_sum;
 	return 0;
 }
@@ -119,9 +110,9 @@ static int make_ext2(const char *dir, const char *image, uint64_t bytes, uint64_
 			 "-E", "root_owner=0:0", "-d", src, (char *)image, size, NULL };
 	int st = run_tool(argv);
 	if (st < 0)
-		return fail(err, n, "cannot run mke2fs (is e2fsprogs installed?)");
+		return errmsg(err, n, "cannot run mke2fs (is e2fsprogs installed?)");
 	if (st)
-		return fail(err, n, "mke2fs could not build an ext2 image of %s", dir);
+		return errmsg(err, n, "mke2fs could not build an ext2 image of %s", dir);
 	return 0;
 }
 
@@ -132,18 +123,18 @@ static int cached_image(const char *dir, char *image, size_t len, char *err, siz
 	struct tree_sum t;
 	char real[PATH_MAX];
 	if (!realpath(dir, real))
-		return fail(err, n, "cannot resolve %s: %s", dir, strerror(errno));
+		return errmsg(err, n, "cannot resolve %s: %s", dir, strerror(errno));
 	if (summarize(real, &t, err, n))
 		return -1;
 	mix(&t.hash, real, strlen(real));
 	const char *cache = cache_dir();
 	if (snprintf(image, len, "%s/ro-%016llx.img", cache, (unsigned long long)t.hash) >= (int)len)
-		return fail(err, n, "cache path too long");
+		return errmsg(err, n, "cache path too long");
 	if (access(image, R_OK) == 0)
 		return 0;
 	char tmp[PATH_MAX + 32];
 	if (snprintf(tmp, sizeof tmp, "%s.%d", image, (int)getpid()) >= (int)sizeof tmp)
-		return fail(err, n, "cache path too long");
+		return errmsg(err, n, "cache path too long");
 	uint64_t bytes = t.bytes + t.entries * 4096 + (16ull << 20);
 	if (make_ext2(real, tmp, bytes + bytes / 8, t.entries + 64, err, n)) {
 		unlink(tmp);
@@ -151,7 +142,7 @@ static int cached_image(const char *dir, char *image, size_t len, char *err, siz
 	}
 	if (rename(tmp, image) < 0) {
 		unlink(tmp);
-		return fail(err, n, "cannot store %s: %s", image, strerror(errno));
+		return errmsg(err, n, "cannot store %s: %s", image, strerror(errno));
 	}
 	return 0;
 }
@@ -173,15 +164,15 @@ static int is_ext2(const char *image)
 static int check_ext2(const char *image, char *err, size_t n)
 {
 	if (!is_ext2(image))
-		return fail(err, n, "%s is neither a directory nor an ext2 image", image);
+		return errmsg(err, n, "%s is neither a directory nor an ext2 image", image);
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s", image);
 	char *argv[] = { "e2fsck", "-f", "-n", path, NULL };
 	int st = run_tool(argv);
 	if (st < 0)
-		return fail(err, n, "cannot run e2fsck (is e2fsprogs installed?)");
+		return errmsg(err, n, "cannot run e2fsck (is e2fsprogs installed?)");
 	if (st)
-		return fail(err, n, "%s is a corrupt ext2 image (e2fsck -fn exit %d)", image, st);
+		return errmsg(err, n, "%s is a corrupt ext2 image (e2fsck -fn exit %d)", image, st);
 	return 0;
 }
 
@@ -199,18 +190,18 @@ int disks_add_ro(struct disks *ds, const char *spec, char *err, size_t n)
 {
 	const char *eq = strchr(spec, '=');
 	if (!eq || !valid_name(spec, eq - spec) || !eq[1])
-		return fail(err, n, "bad --ro '%s' (expected NAME=PATH, NAME of letters, digits, '.', '_', '-')", spec);
+		return errmsg(err, n, "bad --ro '%s' (expected NAME=PATH, NAME of letters, digits, '.', '_', '-')", spec);
 	struct disk *d = next_disk(ds, err, n);
 	if (!d)
 		return -1;
 	snprintf(d->mount, sizeof d->mount, "/data/%.*s", (int)(eq - spec), spec);
 	for (int i = 0; i < ds->n; i++)
 		if (!strcmp(ds->d[i].mount, d->mount))
-			return fail(err, n, "dataset name '%.*s' given twice", (int)(eq - spec), spec);
+			return errmsg(err, n, "dataset name '%.*s' given twice", (int)(eq - spec), spec);
 	const char *path = eq + 1;
 	struct stat st;
 	if (stat(path, &st) < 0)
-		return fail(err, n, "--ro %s: %s", path, strerror(errno));
+		return errmsg(err, n, "--ro %s: %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode)) {
 		if (cached_image(path, d->image, sizeof d->image, err, n))
 			return -1;
@@ -260,18 +251,18 @@ int disks_add_workdir(struct disks *ds, const char *dir, uint64_t size, char *er
 	snprintf(ds->workdir_path, sizeof ds->workdir_path, "%s", dir);
 	struct stat st;
 	if (mkdir_p(ds->workdir_path) < 0 || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return fail(err, n, "workdir %s: %s", dir, errno ? strerror(errno) : "not a directory");
+		return errmsg(err, n, "workdir %s: %s", dir, errno ? strerror(errno) : "not a directory");
 	struct tree_sum t;
 	if (summarize(dir, &t, err, n))
 		return -1;
 	if (t.bytes + t.entries * 4096 + (8ull << 20) > size)
-		return fail(err, n, "workdir %s holds more than the %llu MiB disk (--disk)", dir,
+		return errmsg(err, n, "workdir %s holds more than the %llu MiB disk (--disk)", dir,
 			    (unsigned long long)(size >> 20));
 	const char *tmpdir = getenv("TMPDIR");
 	snprintf(d->image, sizeof d->image, "%s/husk-workdir-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	int fd = mkstemp(d->image);
 	if (fd < 0)
-		return fail(err, n, "cannot create the workdir image: %s", strerror(errno));
+		return errmsg(err, n, "cannot create the workdir image: %s", strerror(errno));
 	close(fd);
 	d->temporary = 1;
 	snprintf(d->mount, sizeof d->mount, "/workdir");

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <seccomp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "errmsg.h"
 #include "extract.h"
 
 enum { R_DIR = 1, R_UP, R_FILE, R_SYMLINK, R_OTHER, R_END };
@@ -183,15 +183,6 @@ static _Noreturn void reader(const char *image, int fd)
 }
 
 /* ---- the writer (husk) ------------------------------------------------------ */
-
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static int get(int fd, void *p, size_t n)
 {
@@ -386,14 +377,14 @@ static int write_tree(int in, int root, const struct extract_limits *lim, struct
 	for (;;) {
 		struct rec r;
 		if (get(in, &r, sizeof r)) {
-			rc = fail(err, n, "the workdir image ended early (corrupt or unreadable)");
+			rc = errmsg(err, n, "the workdir image ended early (corrupt or unreadable)");
 			break;
 		}
 		if (r.type == R_END)
 			break;
 		if (r.type == R_UP) {
 			if (!depth) {
-				rc = fail(err, n, "malformed workdir stream");
+				rc = errmsg(err, n, "malformed workdir stream");
 				break;
 			}
 			prune(&stack[depth], st);
@@ -401,29 +392,29 @@ static int write_tree(int in, int root, const struct extract_limits *lim, struct
 			continue;
 		}
 		if (r.name_len >= sizeof name || get(in, name, r.name_len)) {
-			rc = fail(err, n, "malformed workdir stream");
+			rc = errmsg(err, n, "malformed workdir stream");
 			break;
 		}
 		name[r.name_len] = 0;
 		if (!valid_name(name, r.name_len)) {
 			st->skipped++;
 			if (r.type == R_DIR) { /* its subtree is skipped by the depth check below */
-				rc = fail(err, n, "the workdir holds a directory with an invalid name");
+				rc = errmsg(err, n, "the workdir holds a directory with an invalid name");
 				break;
 			}
 			if (skip(in, r.size)) {
-				rc = fail(err, n, "malformed workdir stream");
+				rc = errmsg(err, n, "malformed workdir stream");
 				break;
 			}
 			continue;
 		}
 		if (st->files + st->dirs + st->symlinks + st->unchanged >= lim->max_files) {
-			rc = fail(err, n, "the workdir holds more than %llu entries; the rest was not written back",
+			rc = errmsg(err, n, "the workdir holds more than %llu entries; the rest was not written back",
 				  (unsigned long long)lim->max_files);
 			break;
 		}
 		if ((r.type == R_FILE || r.type == R_SYMLINK) && r.size > lim->max_bytes - st->bytes) {
-			rc = fail(err, n, "the workdir holds more than %llu bytes; the rest was not written back",
+			rc = errmsg(err, n, "the workdir holds more than %llu bytes; the rest was not written back",
 				  (unsigned long long)lim->max_bytes);
 			break;
 		}
@@ -432,12 +423,12 @@ static int write_tree(int in, int root, const struct extract_limits *lim, struct
 		switch (r.type) {
 		case R_DIR: {
 			if (depth == MAX_DEPTH) {
-				rc = fail(err, n, "the workdir is nested deeper than %d levels", MAX_DEPTH);
+				rc = errmsg(err, n, "the workdir is nested deeper than %d levels", MAX_DEPTH);
 				goto out;
 			}
 			int sub = open_subdir(fd, name, r.mode);
 			if (sub < 0) {
-				rc = fail(err, n, "cannot create directory %s in the workdir: %s", name, strerror(errno));
+				rc = errmsg(err, n, "cannot create directory %s in the workdir: %s", name, strerror(errno));
 				goto out;
 			}
 			stack[++depth] = (struct level){ sub, root, NULL, 0, 0 };
@@ -452,7 +443,7 @@ static int write_tree(int in, int root, const struct extract_limits *lim, struct
 			r2 = skip(in, r.size);
 		}
 		if (r2 < 0) {
-			rc = fail(err, n, "the workdir image ended early (corrupt or unreadable)");
+			rc = errmsg(err, n, "the workdir image ended early (corrupt or unreadable)");
 			break;
 		}
 		st->skipped += r2 > 0;
@@ -481,17 +472,17 @@ int workdir_extract(const char *image, const char *dir, const struct extract_lim
 	memset(st, 0, sizeof *st);
 	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
-		return fail(err, n, "cannot open workdir %s: %s", dir, strerror(errno));
+		return errmsg(err, n, "cannot open workdir %s: %s", dir, strerror(errno));
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		close(root);
-		return fail(err, n, "pipe: %s", strerror(errno));
+		return errmsg(err, n, "pipe: %s", strerror(errno));
 	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(root), close(p[0]), close(p[1]);
-		return fail(err, n, "fork: %s", strerror(errno));
+		return errmsg(err, n, "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		close(p[0]);
@@ -506,7 +497,7 @@ int workdir_extract(const char *image, const char *dir, const struct extract_lim
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!rc && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-		rc = fail(err, n, "reading the workdir image failed (%s %d)",
+		rc = errmsg(err, n, "reading the workdir image failed (%s %d)",
 			  WIFSIGNALED(status) ? "signal" : "status",
 			  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	return rc;

@@ -14,7 +14,9 @@
 #define MSR_LSTAR  0xc0000082u
 #define MSR_SFMASK 0xc0000084u
 
-static int fail(char *err, size_t n, const char *fmt, ...)
+/* A failed ioctl: the message with errno's text appended. */
+#define fail(err, n, ...) errmsg_errno(err, n, __VA_ARGS__)
+static int errmsg_errno(char *err, size_t n, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
