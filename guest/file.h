@@ -20,11 +20,19 @@ struct file {
 	char *path;          /* absolute path (kalloc'd, PATH_MAX) */
 };
 
+/* A file unlinked while open lives on under the mount's orphan directory
+ * until its last close (the file systems free an inode at once). */
+#define ORPHAN_DIR ".husk-unlinked"
+int inode_is_open(struct mount *m, uint32_t ino);
+int orphan(struct mount *m, uint32_t dir, const char *name, size_t len, uint32_t ino);
+
 struct file *fd_get(long fd);
 int fd_install(struct file *f, int min, int cloexec); /* lowest free fd >= min, or -EMFILE */
 int fd_close(long fd);
 int fd_cloexec(long fd, int set); /* set < 0: query */
 struct file *file_new(int kind);
+void file_track(struct file *f); /* once m and ino are set */
 void file_put(struct file *f);
 void fd_init_console(void);
+void fd_close_all(void); /* at exit: the last closes of unlinked files */
 #endif

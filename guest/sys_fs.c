@@ -141,6 +141,7 @@ long sys_openat(long dirfd, const char *upath, long flags, long mode)
 		return -ENOMEM;
 	f->flags = flags & (O_ACCMODE | O_APPEND | 04000 | O_PATH);
 	f->m = n->m, f->ino = n->ino, f->dev = n->dev, f->is_dir = type == S_IFDIR;
+	file_track(f);
 	if (f->is_dir) {
 		if (!(f->path = kalloc(PATH_MAX))) {
 			file_put(f);
@@ -454,8 +455,16 @@ long sys_unlinkat(long dirfd, const char *upath, long flags)
 		return -ENOENT;
 	if (!n->dir)
 		return -EBUSY_ROOT;
-	return flags & AT_REMOVEDIR ? n->m->ops->rmdir(n->m->fs, n->dir, n->name, n->name_len)
-				    : n->m->ops->unlink(n->m->fs, n->dir, n->name, n->name_len);
+	if (flags & AT_REMOVEDIR)
+		return n->m->ops->rmdir(n->m->fs, n->dir, n->name, n->name_len);
+	struct fs_stat st;
+	if ((r = n->m->ops->stat(n->m->fs, n->ino, &st)))
+		return r;
+	if ((st.mode & S_IFMT) == S_IFDIR)
+		return -EISDIR;
+	if (st.nlink == 1 && inode_is_open(n->m, n->ino))
+		return orphan(n->m, n->dir, n->name, n->name_len, n->ino);
+	return n->m->ops->unlink(n->m->fs, n->dir, n->name, n->name_len);
 }
 
 long sys_renameat2(long olddirfd, const char *oldp, long newdirfd, const char *newp, long flags)
@@ -477,6 +486,11 @@ long sys_renameat2(long olddirfd, const char *oldp, long newdirfd, const char *n
 		return -EXDEV;
 	if ((flags & RENAME_NOREPLACE) && to->ino)
 		return -EEXIST;
+	struct fs_stat st;
+	if (to->ino && to->ino != from.ino && inode_is_open(to->m, to->ino) &&
+	    !to->m->ops->stat(to->m->fs, to->ino, &st) && (st.mode & S_IFMT) != S_IFDIR && st.nlink == 1 &&
+	    (r = orphan(to->m, to->dir, to->name, to->name_len, to->ino)))
+		return r; /* the replaced file is still open: keep it alive */
 	return from.m->ops->rename(from.m->fs, from.dir, from.name, from.name_len, to->dir, to->name, to->name_len);
 }
 

@@ -238,6 +238,7 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_rt_sigaction: return sys_rt_sigaction(a1, (void *)a2, (void *)a3, a4);
 	case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a1, (void *)a2, (void *)a3, a4);
 	case SYS_exit: case SYS_exit_group:
+		fd_close_all();
 		vfs_sync_all();
 		halt_exit(a1 & 0xff);
 	}

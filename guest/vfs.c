@@ -276,7 +276,11 @@ int vfs_readdir(const struct node *n, uint64_t *pos, struct fs_dirent *out)
 		return synth_readdir(n, pos, out);
 	if (n->kind != NODE_FS)
 		return -ENOTDIR;
-	return n->m->ops->readdir(n->m->fs, n->ino, pos, out);
+	int r;
+	do /* files unlinked while open live on in a hidden directory */
+		r = n->m->ops->readdir(n->m->fs, n->ino, pos, out);
+	while (r == 1 && n->ino == n->m->ops->root && !strcmp(out->name, ".husk-unlinked"));
+	return r;
 }
 
 void vfs_sync_all(void)

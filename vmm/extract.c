@@ -135,8 +135,8 @@ static void walk_dir(ext2_filsys fs, ext2_ino_t dir, int depth)
 		struct ext2_inode in;
 		const char *name = w.names[i];
 		size_t len = strlen(name);
-		if (depth == 0 && !strcmp(name, "lost+found"))
-			continue; /* mke2fs made it; it is not the program's */
+		if (depth == 0 && (!strcmp(name, "lost+found") || !strcmp(name, ".husk-unlinked")))
+			continue; /* made by mke2fs, and by the guest for open unlinked files */
 		if (w.subdirs[i] > fs->super->s_inodes_count || ext2fs_read_inode(fs, w.subdirs[i], &in))
 			_exit(7);
 		if (LINUX_S_ISDIR(in.i_mode)) {
@@ -267,7 +267,7 @@ static void prune(struct level *l, struct extract_stats *st)
 		size_t ng = 0;
 		while ((e = readdir(d))) {
 			const char *nm = e->d_name;
-			if (!strcmp(nm, ".") || !strcmp(nm, "..") || (l->fd == l->root && !strcmp(nm, "lost+found")) ||
+			if (!strcmp(nm, ".") || !strcmp(nm, "..") || (l->fd == l->root && (!strcmp(nm, "lost+found") || !strcmp(nm, ".husk-unlinked"))) ||
 			    bsearch(&nm, l->names, l->n, sizeof *l->names, cmp_str))
 				continue;
 			char **g = realloc(gone, (ng + 1) * sizeof *g);
