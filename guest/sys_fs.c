@@ -800,3 +800,34 @@ long sys_mmap_file(uintptr_t addr, size_t len, long prot, long flags, long fd, l
 	}
 	return a;
 }
+
+/* Everything belongs to root and stays so: changing to root is accepted,
+ * any other owner is refused. */
+static long owner_ok(long uid, long gid)
+{
+	return ((uint32_t)uid == 0 || (uint32_t)uid == 0xffffffff) && ((uint32_t)gid == 0 || (uint32_t)gid == 0xffffffff)
+		       ? 0
+		       : -EPERM;
+}
+
+long sys_chown(long dirfd, const char *upath, long uid, long gid, int follow)
+{
+	struct node *n = node_buf();
+	int r = lookup_at(dirfd, upath, follow, n);
+	struct fs_stat st;
+	if (!r)
+		r = vfs_stat(n, &st);
+	if (!r && n->kind == NODE_FS && n->m->read_only)
+		r = -EROFS;
+	return r ? r : owner_ok(uid, gid);
+}
+
+long sys_fchown(long fd, long uid, long gid)
+{
+	struct file *f = fd_get(fd);
+	if (!f)
+		return -EBADF;
+	if (f->kind == FILE_FS && f->m->read_only)
+		return -EROFS;
+	return owner_ok(uid, gid);
+}

@@ -42,5 +42,7 @@ long sys_fcntl(long fd, long cmd, long arg);
 long sys_ioctl(long fd, unsigned long req, void *arg);
 long sys_statfs(const char *upath, struct kstatfs *s);
 long sys_fstatfs(long fd, struct kstatfs *s);
+long sys_chown(long dirfd, const char *upath, long uid, long gid, int follow);
+long sys_fchown(long fd, long uid, long gid);
 long sys_mmap_file(uintptr_t addr, size_t len, long prot, long flags, long fd, long off);
 #endif

@@ -29,7 +29,7 @@ enum {
 	SYS_newfstatat = 262, SYS_unlinkat = 263, SYS_renameat = 264, SYS_linkat = 265,
 	SYS_symlinkat = 266, SYS_readlinkat = 267, SYS_fchmodat = 268, SYS_faccessat = 269,
 	SYS_utimensat = 280, SYS_dup3 = 292, SYS_syncfs = 306, SYS_renameat2 = 316,
-	SYS_getrandom = 318, SYS_faccessat2 = 439,
+	SYS_getrandom = 318, SYS_faccessat2 = 439, SYS_nanosleep = 35, SYS_clock_nanosleep = 230,
 };
 
 #define AT_FDCWD (-100)
@@ -119,6 +119,32 @@ static long sys_time(long *t)
 	return s;
 }
 
+/* Sleeping is the host's job: one exit, no guest CPU spent. */
+static long sleep_until(int64_t deadline_ns, int clk)
+{
+	uint64_t now = clk == 0 ? clock_wall_ns() : clock_mono_ns();
+	if ((int64_t)now < deadline_ns) {
+		REPORT->sleep_ns = deadline_ns - now;
+		outl(HUSK_PORT_SLEEP, 0);
+	}
+	return 0;
+}
+
+static long sys_clock_nanosleep(long clk, long flags, const struct timespec_k *req, struct timespec_k *rem)
+{
+	(void)rem; /* never interrupted: no signals are delivered */
+	if (clk < 0 || clk > 9 || clk == 2 || clk == 3)
+		return clk == 2 || clk == 3 ? -EOPNOTSUPP : -EINVAL;
+	if (!user_ok(req, sizeof *req))
+		return -EFAULT;
+	if (req->sec < 0 || req->nsec < 0 || req->nsec >= 1000000000)
+		return -EINVAL;
+	int64_t ns = req->sec > 9000000000ll ? INT64_MAX : req->sec * 1000000000 + req->nsec;
+	int64_t now = clk == 0 || clk == 5 || clk == 8 ? clock_wall_ns() : clock_mono_ns();
+	int64_t deadline = flags & 1 ? ns : (ns > INT64_MAX - now ? INT64_MAX : now + ns);
+	return sleep_until(deadline, clk == 0 || clk == 5 || clk == 8 ? 0 : 1);
+}
+
 static long sys_getrandom(void *buf, size_t len)
 {
 	if (len > 33554431)
@@ -204,8 +230,11 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_chmod: return sys_fchmodat(AT_FDCWD, (const char *)a1, a2);
 	case SYS_fchmodat: return sys_fchmodat(a1, (const char *)a2, a3);
 	case SYS_fchmod: return sys_fchmod(a1, a2);
-	case SYS_chown: case SYS_lchown: case SYS_fchown: case SYS_fchownat:
-		return -EPERM; /* files keep the owner they have */
+	case SYS_chown: case SYS_lchown: return sys_chown(AT_FDCWD, (const char *)a1, a2, a3, nr == SYS_chown);
+	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & 0x100));
+	case SYS_fchown: return sys_fchown(a1, a2, a3);
+	case SYS_nanosleep: return sys_clock_nanosleep(1, 0, (void *)a1, (void *)a2);
+	case SYS_clock_nanosleep: return sys_clock_nanosleep(a1, a2, (void *)a3, (void *)a4);
 	case SYS_umask: return sys_umask(a1);
 	case SYS_getcwd: return sys_getcwd((char *)a1, a2);
 	case SYS_chdir: return sys_chdir((const char *)a1);

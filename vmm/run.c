@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/time.h>
+#include <time.h>
 #include "exit_codes.h"
 #include "husk/abi.h"
 #include "run.h"
@@ -88,6 +89,22 @@ static void print_syscalls(struct vm *v)
 	}
 }
 
+/* The guest has nothing to do for a while: the host thread sleeps (a timer
+ * signal cuts it short), instead of the guest spinning on a CPU. */
+static void guest_sleep(struct vm *v)
+{
+	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
+	uint64_t ns = r->sleep_ns;
+	if (ns > 366ull * 86400 * 1000000000)
+		ns = 366ull * 86400 * 1000000000;
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ns / 1000000000 + (until.tv_nsec + ns % 1000000000) / 1000000000;
+	until.tv_nsec = (until.tv_nsec + ns % 1000000000) % 1000000000;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR && !stop_requested())
+		;
+}
+
 static int guest_error(struct vm *v, const char *what)
 {
 	struct kvm_regs r = { 0 };
@@ -155,6 +172,8 @@ int run_guest(struct vm *v, struct run_devices *dev, double timeout_s, int sysca
 				status = program_fault(v);
 			else if (run->io.port == HUSK_PORT_PANIC)
 				status = kernel_panic(v);
+			else if (run->io.port == HUSK_PORT_SLEEP)
+				guest_sleep(v);
 			else
 				status = guest_error(v, "write to an unknown I/O port");
 			break;

@@ -55,6 +55,7 @@
 #define HUSK_PORT_EXIT  0x510 /* eax = exit status of the program */
 #define HUSK_PORT_FAULT 0x511 /* program fault, details in report.fault */
 #define HUSK_PORT_PANIC 0x512 /* kernel panic, message in report.msg */
+#define HUSK_PORT_SLEEP 0x513 /* sleep report.sleep_ns on the host, then resume */
 
 #define HUSK_NSYSCALLS 512
 #define HUSK_KERNEL_MAGIC 0x4c4e524b4b535548ull /* "HUSKKRNL" */
@@ -72,6 +73,7 @@ struct husk_kernel_header {
 
 struct husk_report {
 	struct husk_fault fault;
+	unsigned long sleep_ns;
 	char msg[256];                       /* NUL-terminated (not trusted) */
 	unsigned int calls[HUSK_NSYSCALLS];  /* syscalls made, by number */
 	unsigned int enosys[HUSK_NSYSCALLS]; /* of those, answered -ENOSYS */
