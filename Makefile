@@ -14,7 +14,7 @@ GUEST_SRC := $(wildcard guest/*.c guest/lib/*.c guest/fs/*.c)
 LIBFDT_SRC := fdt.c fdt_ro.c fdt_strerror.c
 HEADERS := $(wildcard include/husk/*.h vmm/*.h loader/*.h)
 
-.PHONY: all deps images run check bench clean
+.PHONY: all deps images run check bench conformance clean
 all: husk images
 
 deps:
@@ -57,6 +57,10 @@ husk: $(VMM_SRC) $(HEADERS) vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
 # --- images (our libc, Lua) -----------------------------------------------
 images:
 	$(MAKE) -C images BUILD=$(BUILD)
+	$(MAKE) $(BUILD)/images/python.disk
+
+$(BUILD)/images/python.disk: $(BUILD)/images/python-stdlib.zip images/system-disk.sh
+	sh images/system-disk.sh $(BUILD)
 
 run: deps
 	$(MAKE) all
@@ -75,6 +79,10 @@ bench: all $(BUILD)/timeit
 	bench/startup
 	bench/compute
 	bench/syscall
+	bench/python
+
+conformance: all
+	tests/conformance/run
 
 clean:
 	rm -rf husk $(BUILD)/guest
