@@ -3,12 +3,14 @@
  * Layout of this file, bottom-up:
  *   on-disk structures and small helpers
  *   device I/O           whole blocks, runs of contiguous blocks in one call
- *   metadata cache       write-back, LRU, entries pinned while in use
+ *   metadata cache       write-back, LRU, entries pinned while in use;
+ *                        also holds partial blocks of file data
  *   groups and bitmaps   block and inode allocation
  *   inode I/O
  *   block map            direct + single/double/triple indirect
  *   truncation
- *   directories          linear scan (htree directories read as linear)
+ *   directories          linear scan (htree directories read as linear),
+ *                        and an in-memory index of big directories
  *   file data
  *   mount / sync / unmount, then the public operations.
  *
@@ -152,11 +154,24 @@ struct ext2_dirhdr {
 
 /* ---- the mounted file system -------------------------------------------- */
 
-#define MC_BYTES (256u << 10)   /* metadata cache: blocks of this many bytes */
+#define MC_BYTES (1u << 20)     /* block cache: blocks of this many bytes */
 #define MC_MIN 32               /* ... but at least this many entries */
-#define STAGE_BYTES (128u << 10) /* metadata write coalescing, data read-ahead */
+#define STAGE_BYTES (512u << 10) /* write coalescing, directory index builds, read-ahead */
+#define RA_BYTES (128u << 10)    /* ... of which the read-ahead window uses this much */
 #define MAX_IO_BYTES (16u << 20) /* longest single data transfer */
 #define MAX_DIR_DEPTH 65536     /* bound on ".." walks */
+
+/* The directory index (see "directory index" below). */
+#define DX_DIRS 8                   /* directories indexed at once, LRU */
+#ifndef DX_MAX_NAMES /* (both can be set smaller to test the limits) */
+#define DX_MAX_NAMES 2000000u       /* names indexed, over all of them */
+#endif
+#ifndef DX_MAX_BYTES
+#define DX_MAX_BYTES (40u << 20)    /* memory of all of them */
+#endif
+#define DX_MAX_BLOCKS (1u << 18)    /* blocks of one indexed directory */
+#define DX_MIN_BLOCKS 2             /* smaller directories are just scanned */
+#define DX_CHUNK 64                 /* blocks per entry of the free-space summary */
 
 struct mc_ent {
 	uint8_t *data;
@@ -165,6 +180,26 @@ struct mc_ent {
 	int32_t next;   /* hash chain */
 	uint16_t pins;  /* users holding data: never evicted while > 0 */
 	uint8_t valid, dirty;
+	uint8_t file_data; /* written back before metadata, which may point at it */
+};
+
+/* One slot of a directory index: a name's hash and its record's position. */
+struct dx_slot {
+	uint32_t tag;
+	uint32_t pos; /* byte offset in the directory / 4, plus 1; 0: empty */
+};
+
+/* The index of one directory (ino 0: unused). */
+struct dx_dir {
+	uint32_t ino, blk0;   /* blk0: i_block[0] when indexed */
+	uint64_t size;        /* i_size when indexed (kept up to date) */
+	uint32_t last;        /* LRU tick */
+	uint32_t nblocks, cap; /* blocks, and the capacity of the arrays below */
+	uint32_t *pblk;       /* per block: where it is (0: a hole) */
+	uint16_t *room;       /* per block: the longest record that fits in it */
+	uint16_t *chunk_room; /* per DX_CHUNK blocks: the largest room */
+	struct dx_slot *tab;  /* open addressing, linear probing */
+	uint32_t mask, names;
 };
 
 struct ext2_fs {
@@ -189,11 +224,17 @@ struct ext2_fs {
 	uint32_t *mc_order; /* scratch for writeback */
 	uint8_t *mc_data;
 
-	uint8_t *stage; /* coalesced metadata writes; else the read-ahead window */
-	uint32_t stage_blocks;
+	uint8_t *stage; /* coalesced writes, index builds; else the read-ahead window */
+	uint32_t stage_blocks, ra_max; /* the stage's size; the read-ahead window's, in blocks */
 	uint32_t ra_ino, ra_blocks;
 	uint64_t ra_lblk;
-	uint8_t *bounce; /* one block for partial data blocks */
+
+	struct dx_dir dx[DX_DIRS];
+	uint32_t dx_tick, dx_names; /* dx_names: over all indexes */
+	size_t dx_bytes;            /* ... and their memory */
+	uint64_t dx_seed;
+	uint32_t dx_skip_ino;       /* a directory that could not be indexed ... */
+	uint64_t dx_skip_size;      /* ... at this size: not retried until it changes */
 };
 
 /* One inode, as a copy of its first 128 on-disk bytes. */
@@ -354,10 +395,15 @@ static int sb_write(struct ext2_fs *fs)
 
 /* ---- metadata cache -------------------------------------------------------
  * Bitmaps, inode table blocks, indirect blocks, directory blocks and slow
- * symlink targets go through here; file data does not.  mc_get pins an
- * entry (its data stays put until mc_put); dirty entries are written on
- * ext2_sync, or all together when one has to be evicted.  A freed block is
- * forgotten, so its stale copy can never be written over new file data. */
+ * symlink targets go through here, and so do file data blocks written in
+ * part (small files, tails): their writes then reach the device together
+ * with their neighbours'.  Whole-block data writes go straight to the
+ * device and drop any cached copy; data reads take cached dirty blocks
+ * over what the device holds.  mc_get pins an entry (its data stays put
+ * until mc_put); dirty entries are written on ext2_sync, or all together
+ * (sorted, runs of contiguous blocks in one call) when one has to be
+ * evicted.  A freed block is forgotten, so its stale copy can never be
+ * written over new file data. */
 
 static uint32_t mc_bucket(const struct ext2_fs *fs, uint32_t blk)
 {
@@ -390,13 +436,20 @@ static void mc_hash_remove(struct ext2_fs *fs, struct mc_ent *e)
 		*link = e->next;
 	e->valid = 0;
 	e->dirty = 0;
+	e->file_data = 0;
+}
+
+/* The write-back order: file data first, then by block number. */
+static uint64_t mc_order_key(const struct mc_ent *e)
+{
+	return (uint64_t)!e->file_data << 32 | e->blk;
 }
 
 static void sort_by_block(struct ext2_fs *fs, uint32_t *idx, uint32_t n)
 {
 	for (uint32_t i = 1; i < n; i++) {
 		uint32_t v = idx[i], j = i;
-		for (; j > 0 && fs->mc[idx[j - 1]].blk > fs->mc[v].blk; j--)
+		for (; j > 0 && mc_order_key(&fs->mc[idx[j - 1]]) > mc_order_key(&fs->mc[v]); j--)
 			idx[j] = idx[j - 1];
 		idx[j] = v;
 	}
@@ -433,7 +486,7 @@ static int mc_writeback(struct ext2_fs *fs)
 	for (uint32_t i = 0; i < n;) {
 		uint32_t j = i + 1;
 		while (j < n && j - i < fs->stage_blocks &&
-		       fs->mc[fs->mc_order[j]].blk == fs->mc[fs->mc_order[j - 1]].blk + 1)
+		       mc_order_key(&fs->mc[fs->mc_order[j]]) == mc_order_key(&fs->mc[fs->mc_order[j - 1]]) + 1)
 			j++;
 		int r = mc_write_run(fs, fs->mc_order + i, j - i);
 		if (r)
@@ -469,6 +522,7 @@ static int mc_victim(struct ext2_fs *fs, struct mc_ent **out)
 	if (best->valid)
 		mc_hash_remove(fs, best);
 	best->dirty = 0;
+	best->file_data = 0;
 	*out = best;
 	return 0;
 }
@@ -687,7 +741,19 @@ static uint32_t dir_group(const struct ext2_fs *fs, uint32_t parent_group)
 	return best;
 }
 
-static int group_take_inode(struct ext2_fs *fs, uint32_t g, bool dir, uint32_t *out)
+/* Whether every inode sharing an inode table block with bit `bit` of
+ * group bitmap map is free: the block's contents need not be read. */
+static bool itable_block_free(const struct ext2_fs *fs, const uint8_t *map, uint32_t bit)
+{
+	uint32_t per = fs->bs / fs->inode_size, first = bit - bit % per;
+	for (uint32_t i = first; i < first + per && i < fs->ipg; i++)
+		if (i != bit && map[i >> 3] & (1u << (i & 7)))
+			return false;
+	return true;
+}
+
+/* Takes a free inode of group g; *fresh: nothing else in its block is used. */
+static int group_take_inode(struct ext2_fs *fs, uint32_t g, bool dir, uint32_t *out, bool *fresh)
 {
 	struct mc_ent *e;
 	int r = mc_get(fs, fs->gd[g].inode_bitmap, false, &e);
@@ -697,6 +763,7 @@ static int group_take_inode(struct ext2_fs *fs, uint32_t g, bool dir, uint32_t *
 		uint32_t ino = g * fs->ipg + (uint32_t)bit + 1;
 		if (ino < fs->first_ino)
 			continue;
+		*fresh = itable_block_free(fs, e->data, (uint32_t)bit);
 		e->data[bit >> 3] |= (uint8_t)(1u << (bit & 7));
 		mc_dirty(e);
 		mc_put(e);
@@ -708,7 +775,7 @@ static int group_take_inode(struct ext2_fs *fs, uint32_t g, bool dir, uint32_t *
 	return -ENOSPC;
 }
 
-static int inode_alloc(struct ext2_fs *fs, uint32_t parent, bool dir, uint32_t *out)
+static int inode_alloc(struct ext2_fs *fs, uint32_t parent, bool dir, uint32_t *out, bool *fresh)
 {
 	if (fs->sb.free_inodes_count == 0)
 		return -ENOSPC;
@@ -719,7 +786,7 @@ static int inode_alloc(struct ext2_fs *fs, uint32_t parent, bool dir, uint32_t *
 		uint32_t g = (g0 + i) % fs->ngroups;
 		if (fs->gd[g].free_inodes_count == 0)
 			continue;
-		int r = group_take_inode(fs, g, dir, out);
+		int r = group_take_inode(fs, g, dir, out, fresh);
 		if (r != -ENOSPC)
 			return r;
 	}
@@ -786,13 +853,14 @@ static int inode_write(struct ext2_fs *fs, const struct ino *ip)
 	return 0;
 }
 
-/* Zeroes a whole on-disk inode record (including the part past 128 bytes). */
-static int inode_clear(struct ext2_fs *fs, uint32_t ino)
+/* Zeroes a whole on-disk inode record (including the part past 128 bytes);
+ * fresh: the whole block, which holds no inode in use (not read). */
+static int inode_clear(struct ext2_fs *fs, uint32_t ino, bool fresh)
 {
 	uint32_t blk, off;
 	inode_loc(fs, ino, &blk, &off);
 	struct mc_ent *e;
-	int r = mc_get(fs, blk, false, &e);
+	int r = mc_get(fs, blk, fresh, &e);
 	if (r)
 		return r;
 	memset(e->data + off, 0, fs->inode_size);
@@ -1088,10 +1156,14 @@ static int zero_tail(struct ext2_fs *fs, const struct ino *ip, uint64_t size)
 	int r = bmap_get(fs, ip, size >> fs->log_bs, &pblk, NULL);
 	if (r || pblk == 0)
 		return r;
-	if ((r = dev_read(fs, pblk, 1, fs->bounce)))
+	struct mc_ent *e;
+	if ((r = mc_get(fs, pblk, false, &e)))
 		return r;
-	memset(fs->bounce + off, 0, fs->bs - off);
-	return dev_write(fs, pblk, 1, fs->bounce);
+	memset(e->data + off, 0, fs->bs - off);
+	e->file_data = 1;
+	mc_dirty(e);
+	mc_put(e);
+	return 0;
 }
 
 /* Drops the inode's reference to its extended attribute block. */
@@ -1120,11 +1192,14 @@ static int xattr_release(struct ext2_fs *fs, struct ino *ip)
 	return inode_free_block(fs, ip, b);
 }
 
+static void dx_drop(struct ext2_fs *fs, uint32_t ino);
+
 /* Frees an inode no longer linked anywhere, with its blocks. */
 static int inode_release(struct ext2_fs *fs, struct ino *ip)
 {
 	int r = 0, r2;
 	ra_drop(fs, ip->num);
+	dx_drop(fs, ip->num);
 	if (has_block_map(fs, ip)) {
 		r = trunc_blocks(fs, ip, 0);
 		i_size_set(fs, ip, 0);
@@ -1237,6 +1312,511 @@ static bool dpos_matches(const struct dpos *p, const struct dname *a)
 	return p->h.inode && p->h.name_len == a->len && memcmp(p->name, a->name, a->len) == 0;
 }
 
+/* Writes a new record at off in blk, rec_len bytes long. */
+static void dirent_put(uint8_t *blk, uint32_t off, uint32_t rec_len, const struct dname *a)
+{
+	struct ext2_dirhdr h = { a->ino, (uint16_t)rec_len, (uint8_t)a->len, a->ft };
+	dirhdr_put(blk, off, &h);
+	memcpy(blk + off + DIRHDR, a->name, a->len);
+}
+
+#define NO_ROOM UINT32_MAX
+
+/* Puts the entry into record h at off if it has room, splitting it when it
+ * is in use: the new record's offset, or NO_ROOM. */
+static uint32_t rec_add(uint8_t *blk, uint32_t off, struct ext2_dirhdr h, const struct dname *a)
+{
+	uint32_t need = REC_LEN(a->len), used = h.inode ? REC_LEN(h.name_len) : 0, len = h.rec_len;
+	if (len < used + need)
+		return NO_ROOM;
+	if (used) { /* the existing entry keeps what it uses */
+		h.rec_len = (uint16_t)used;
+		dirhdr_put(blk, off, &h);
+	}
+	dirent_put(blk, off + used, len - used, a);
+	return off + used;
+}
+
+/* Removes the record at off; prev: the one before it, or NO_PREV. */
+static void rec_remove(uint8_t *blk, uint32_t off, uint32_t prev)
+{
+	struct ext2_dirhdr h = dirhdr_at(blk, off);
+	if (prev != NO_PREV) { /* the previous record absorbs this one */
+		struct ext2_dirhdr ph = dirhdr_at(blk, prev);
+		ph.rec_len = (uint16_t)(ph.rec_len + h.rec_len);
+		dirhdr_put(blk, prev, &ph);
+	} else {
+		h.inode = 0;
+		dirhdr_put(blk, off, &h);
+	}
+}
+
+/* Points the record at off to a->ino. */
+static void rec_set(uint8_t *blk, uint32_t off, const struct dname *a)
+{
+	struct ext2_dirhdr h = dirhdr_at(blk, off);
+	h.inode = a->ino;
+	h.file_type = a->ft;
+	dirhdr_put(blk, off, &h);
+}
+
+/* The longest record that fits in a (checked) block. */
+static uint32_t dirblock_room(const struct ext2_fs *fs, const uint8_t *blk)
+{
+	uint32_t best = 0;
+	for (uint32_t off = 0; off < fs->bs;) {
+		struct ext2_dirhdr h = dirhdr_at(blk, off);
+		uint32_t used = h.inode ? REC_LEN(h.name_len) : 0;
+		if (h.rec_len >= used && h.rec_len - used > best)
+			best = h.rec_len - used;
+		off += h.rec_len;
+	}
+	return best;
+}
+
+/* Checks a block like dirblock_check and finds the record at off: 1 (the
+ * one before it in *prev), 0 when no record starts there, or -EIO. */
+static int dirblock_locate(struct ext2_fs *fs, const uint8_t *blk, uint32_t off, uint32_t *prev)
+{
+	int r = dirblock_check(fs, blk);
+	if (r)
+		return r;
+	*prev = NO_PREV;
+	for (uint32_t o = 0; o < fs->bs && o <= off; o += dirhdr_at(blk, o).rec_len) {
+		if (o == off)
+			return 1;
+		*prev = o;
+	}
+	return 0;
+}
+
+/* ---- directory index --------------------------------------------------------
+ * A directory of DX_MIN_BLOCKS blocks or more gets, when first used, an
+ * index built from one pass over its blocks: a hash table from a 32-bit
+ * hash of each name to the position of its record (the record itself is
+ * compared, so equal hashes only cost a look at a block; a name that is
+ * not there costs nothing), and per block its address and the longest
+ * record that fits in it, so that a new name goes where a scan would have
+ * put it (the first fit) without the scan.  Every change to an indexed
+ * directory updates the index; a freed directory's index is dropped.
+ *
+ * At most DX_DIRS directories of up to DX_MAX_BLOCKS blocks are indexed,
+ * with DX_MAX_NAMES names and DX_MAX_BYTES of memory in all (11-22 bytes a
+ * name, 6 a block); the least recently used index makes way.  A directory
+ * beyond the bounds, or whose index cannot be allocated or built (a corrupt
+ * block: the scan then reports it as it always did), is scanned.  A block
+ * that fails its check later, or an index that disagrees with a block,
+ * drops the index: -EIO. */
+
+static uint32_t dx_hash(const struct ext2_fs *fs, const char *name, size_t len)
+{
+	uint64_t h = fs->dx_seed ^ ((uint64_t)len * 0x9e3779b97f4a7c15ull), w;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, name + i, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	w = 0;
+	for (uint32_t shift = 0; i < len; i++, shift += 8)
+		w |= (uint64_t)(uint8_t)name[i] << shift;
+	h = (h ^ w) * 0x94d049bb133111ebull;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h ^ h >> 32);
+}
+
+/* The byte position of a record, as a slot stores it. */
+static uint32_t dx_pos(const struct ext2_fs *fs, uint32_t lb, uint32_t off)
+{
+	return (uint32_t)((((uint64_t)lb << fs->log_bs) + off) >> 2) + 1;
+}
+
+static size_t dx_arrays_bytes(uint32_t cap)
+{
+	return (size_t)cap * (sizeof(uint32_t) + sizeof(uint16_t)) + (size_t)(cap / DX_CHUNK) * sizeof(uint16_t);
+}
+
+static size_t dx_table_bytes(uint32_t slots)
+{
+	return (size_t)slots * sizeof(struct dx_slot);
+}
+
+static void dx_release(struct ext2_fs *fs, void *p, size_t bytes)
+{
+	fs_free(p, bytes);
+	fs->dx_bytes -= bytes;
+}
+
+static void dx_free(struct ext2_fs *fs, struct dx_dir *d)
+{
+	if (d->tab)
+		dx_release(fs, d->tab, dx_table_bytes(d->mask + 1));
+	if (d->pblk)
+		dx_release(fs, d->pblk, dx_arrays_bytes(d->cap));
+	fs->dx_names -= d->names;
+	*d = (struct dx_dir){ 0 };
+}
+
+/* Drops the least recently used index other than keep: false if none. */
+static bool dx_evict_other(struct ext2_fs *fs, const struct dx_dir *keep)
+{
+	struct dx_dir *v = NULL;
+	for (uint32_t i = 0; i < DX_DIRS; i++) {
+		struct dx_dir *o = &fs->dx[i];
+		if (o->ino && o != keep && (!v || (int32_t)(o->last - v->last) < 0))
+			v = o;
+	}
+	if (v)
+		dx_free(fs, v);
+	return v != NULL;
+}
+
+/* Memory for index keep, within DX_MAX_BYTES for all of them (others are
+ * dropped to make room); zeroed. */
+static void *dx_alloc(struct ext2_fs *fs, const struct dx_dir *keep, size_t bytes)
+{
+	while (fs->dx_bytes + bytes > DX_MAX_BYTES)
+		if (!dx_evict_other(fs, keep))
+			return NULL;
+	void *p = fs_alloc(bytes);
+	if (p)
+		fs->dx_bytes += bytes;
+	return p;
+}
+
+static struct dx_dir *dx_find(struct ext2_fs *fs, uint32_t ino)
+{
+	for (uint32_t i = 0; i < DX_DIRS; i++)
+		if (ino && fs->dx[i].ino == ino)
+			return &fs->dx[i];
+	return NULL;
+}
+
+/* Forgets what is known about directory ino (it is being freed). */
+static void dx_drop(struct ext2_fs *fs, uint32_t ino)
+{
+	struct dx_dir *d = dx_find(fs, ino);
+	if (d)
+		dx_free(fs, d);
+	if (fs->dx_skip_ino == ino)
+		fs->dx_skip_ino = 0;
+}
+
+/* The index disagrees with the directory: forget it. */
+static int dx_bad(struct ext2_fs *fs, struct dx_dir *d)
+{
+	dx_free(fs, d);
+	return corrupt(fs);
+}
+
+/* Makes the per-block arrays hold cap blocks (a multiple of DX_CHUNK). */
+static int dx_arrays(struct ext2_fs *fs, struct dx_dir *d, uint32_t cap)
+{
+	uint8_t *p = dx_alloc(fs, d, dx_arrays_bytes(cap));
+	if (!p)
+		return -ENOMEM;
+	uint32_t *pblk = (uint32_t *)p;
+	uint16_t *room = (uint16_t *)(p + (size_t)cap * sizeof *pblk), *chunk = room + cap;
+	if (d->pblk) {
+		memcpy(pblk, d->pblk, (size_t)d->nblocks * sizeof *pblk);
+		memcpy(room, d->room, (size_t)d->nblocks * sizeof *room);
+		memcpy(chunk, d->chunk_room, (size_t)(d->cap / DX_CHUNK) * sizeof *chunk);
+		dx_release(fs, d->pblk, dx_arrays_bytes(d->cap));
+	}
+	d->pblk = pblk;
+	d->room = room;
+	d->chunk_room = chunk;
+	d->cap = cap;
+	return 0;
+}
+
+static uint32_t dx_round_cap(uint64_t n)
+{
+	n = (n + DX_CHUNK - 1) / DX_CHUNK * DX_CHUNK;
+	return n < DX_MAX_BLOCKS ? (uint32_t)n : DX_MAX_BLOCKS;
+}
+
+/* Sets the room of block lb (< nblocks) and its chunk's summary. */
+static void dx_set_room(struct dx_dir *d, uint32_t lb, uint32_t room)
+{
+	uint32_t c = lb / DX_CHUNK, end = c * DX_CHUNK + DX_CHUNK;
+	uint16_t best = 0;
+	d->room[lb] = (uint16_t)room;
+	if (end > d->nblocks)
+		end = d->nblocks;
+	for (uint32_t b = c * DX_CHUNK; b < end; b++)
+		if (d->room[b] > best)
+			best = d->room[b];
+	d->chunk_room[c] = best;
+}
+
+/* The first block with room for a record of need bytes, or -1. */
+static int64_t dx_room_find(const struct dx_dir *d, uint32_t need)
+{
+	for (uint32_t c = 0; c * DX_CHUNK < d->nblocks; c++) {
+		if (d->chunk_room[c] < need)
+			continue;
+		uint32_t end = c * DX_CHUNK + DX_CHUNK;
+		for (uint32_t b = c * DX_CHUNK; b < end && b < d->nblocks; b++)
+			if (d->room[b] >= need)
+				return b;
+	}
+	return -1;
+}
+
+/* (Re)allocates the table with `slots` slots (a power of two). */
+static int dx_table(struct ext2_fs *fs, struct dx_dir *d, uint32_t slots)
+{
+	struct dx_slot *t = dx_alloc(fs, d, dx_table_bytes(slots));
+	if (!t)
+		return -ENOMEM;
+	uint32_t mask = slots - 1;
+	for (uint32_t i = 0; d->tab && i <= d->mask; i++) {
+		struct dx_slot s = d->tab[i];
+		uint32_t j = s.tag & mask;
+		if (!s.pos)
+			continue;
+		while (t[j].pos)
+			j = (j + 1) & mask;
+		t[j] = s;
+	}
+	if (d->tab)
+		dx_release(fs, d->tab, dx_table_bytes(d->mask + 1));
+	d->tab = t;
+	d->mask = mask;
+	return 0;
+}
+
+static int dx_insert(struct ext2_fs *fs, struct dx_dir *d, uint32_t tag, uint32_t pos)
+{
+	while (fs->dx_names >= DX_MAX_NAMES)
+		if (!dx_evict_other(fs, d))
+			return -ENOSPC; /* this one alone is too big */
+	if (d->names + 1 > (d->mask + 1) / 4 * 3) { /* at most 3/4 full */
+		int r = dx_table(fs, d, 2 * (d->mask + 1));
+		if (r)
+			return r;
+	}
+	uint32_t i = tag & d->mask;
+	while (d->tab[i].pos)
+		i = (i + 1) & d->mask;
+	d->tab[i] = (struct dx_slot){ tag, pos };
+	d->names++;
+	fs->dx_names++;
+	return 0;
+}
+
+/* Empties slot i, moving later slots of its cluster back (no tombstones). */
+static void dx_delete(struct ext2_fs *fs, struct dx_dir *d, uint32_t i)
+{
+	uint32_t m = d->mask;
+	for (uint32_t j = (i + 1) & m; d->tab[j].pos; j = (j + 1) & m) {
+		uint32_t home = d->tab[j].tag & m;
+		if (((j - home) & m) >= ((j - i) & m)) { /* slot i lies between its home and j */
+			d->tab[i] = d->tab[j];
+			i = j;
+		}
+	}
+	d->tab[i] = (struct dx_slot){ 0, 0 };
+	d->names--;
+	fs->dx_names--;
+}
+
+/* Indexes the names of block lb, and its room. */
+static int dx_index_block(struct ext2_fs *fs, struct dx_dir *d, uint32_t lb, const uint8_t *blk)
+{
+	int r = dirblock_check(fs, blk);
+	for (uint32_t off = 0; !r && off < fs->bs; off += dirhdr_at(blk, off).rec_len) {
+		struct ext2_dirhdr h = dirhdr_at(blk, off);
+		if (h.inode)
+			r = dx_insert(fs, d, dx_hash(fs, (const char *)blk + off + DIRHDR, h.name_len), dx_pos(fs, lb, off));
+	}
+	if (!r)
+		d->room[lb] = (uint16_t)dirblock_room(fs, blk);
+	return r;
+}
+
+/* Builds the index of dir (n blocks) in the empty d.  Blocks the cache
+ * does not hold are read in runs of contiguous blocks, one call each. */
+static int dx_build(struct ext2_fs *fs, const struct ino *dir, struct dx_dir *d, uint32_t n)
+{
+	int r = dx_arrays(fs, d, dx_round_cap(n + n / 8 + 1));
+	if (r || (r = dx_table(fs, d, 256))) /* it grows as the names come */
+		return r;
+	d->ino = dir->num;
+	d->nblocks = n;
+	for (uint32_t lb = 0; lb < n;) {
+		uint32_t pblk;
+		uint64_t hole;
+		if ((r = bmap_get(fs, dir, lb, &pblk, &hole)))
+			return r;
+		if (pblk) {
+			d->pblk[lb++] = pblk;
+			continue;
+		}
+		for (uint64_t k = 0; k < hole && lb < n; k++) /* not valid ext2, but harmless */
+			d->pblk[lb++] = 0;
+	}
+	for (uint32_t lb = 0; lb < n;) {
+		uint32_t p = d->pblk[lb], k = 1;
+		struct mc_ent *e = p ? mc_lookup(fs, p) : NULL;
+		if (!p || e) {
+			if (e && (r = dx_index_block(fs, d, lb, e->data)))
+				return r;
+			lb++;
+			continue;
+		}
+		while (lb + k < n && k < fs->stage_blocks && d->pblk[lb + k] == p + k && !mc_lookup(fs, p + k))
+			k++;
+		ra_drop(fs, 0);
+		if ((r = dev_read(fs, p, k, fs->stage)))
+			return r;
+		for (uint32_t i = 0; i < k; i++, lb++)
+			if ((r = dx_index_block(fs, d, lb, fs->stage + ((size_t)i << fs->log_bs))))
+				return r;
+	}
+	for (uint32_t lb = 0; lb < n; lb += DX_CHUNK)
+		dx_set_room(d, lb, d->room[lb]);
+	return 0;
+}
+
+/* The index of directory dir, built now if it has none and is worth one;
+ * NULL: scan the directory. */
+static struct dx_dir *dx_get(struct ext2_fs *fs, const struct ino *dir)
+{
+	uint64_t size = i_size(dir), n = size >> fs->log_bs;
+	struct dx_dir *d = dx_find(fs, dir->num);
+	if (d && d->size == size && d->blk0 == dir->d.block[0]) {
+		d->last = ++fs->dx_tick;
+		return d;
+	}
+	if (d)
+		dx_free(fs, d); /* out of date */
+	if (n < DX_MIN_BLOCKS || n > DX_MAX_BLOCKS || size > 0xffffffffu ||
+	    (dir->num == fs->dx_skip_ino && size == fs->dx_skip_size))
+		return NULL;
+	d = &fs->dx[0];
+	for (uint32_t i = 0; i < DX_DIRS && d->ino; i++)
+		if (!fs->dx[i].ino || (int32_t)(fs->dx[i].last - d->last) < 0)
+			d = &fs->dx[i];
+	dx_free(fs, d);
+	bool was_corrupt = fs->corrupt;
+	int r = dx_build(fs, dir, d, (uint32_t)n);
+	if (r) {
+		dx_free(fs, d);
+		fs->corrupt = was_corrupt; /* the scan that follows reports it */
+		fs->dx_skip_ino = dir->num;
+		fs->dx_skip_size = size;
+		return NULL;
+	}
+	d->size = size;
+	d->blk0 = dir->d.block[0];
+	d->last = ++fs->dx_tick;
+	return d;
+}
+
+/* A record found through the index, its block pinned. */
+struct dx_hit {
+	struct mc_ent *e;
+	uint32_t slot, lb, off, prev;
+	uint32_t ino;
+};
+
+/* Finds name in indexed directory d: 0 (hit->e pinned), -ENOENT, or
+ * another error (the index is dropped). */
+static int dx_lookup(struct ext2_fs *fs, struct dx_dir *d, const char *name, size_t len, struct dx_hit *hit)
+{
+	uint32_t tag = dx_hash(fs, name, len);
+	for (uint32_t i = tag & d->mask, probes = 0; probes <= d->mask; i = (i + 1) & d->mask, probes++) {
+		struct dx_slot s = d->tab[i];
+		if (!s.pos)
+			return -ENOENT;
+		if (s.tag != tag)
+			continue;
+		uint64_t byte = (uint64_t)(s.pos - 1) << 2;
+		uint32_t lb = (uint32_t)(byte >> fs->log_bs), off = (uint32_t)(byte & (fs->bs - 1)), prev = NO_PREV;
+		if (lb >= d->nblocks || !d->pblk[lb])
+			return dx_bad(fs, d);
+		struct mc_ent *e;
+		int r = mc_get(fs, d->pblk[lb], false, &e);
+		if (r) {
+			dx_free(fs, d);
+			return r;
+		}
+		if ((r = dirblock_locate(fs, e->data, off, &prev)) < 0) {
+			mc_put(e);
+			dx_free(fs, d);
+			return r;
+		}
+		struct ext2_dirhdr h = r ? dirhdr_at(e->data, off) : (struct ext2_dirhdr){ 0 };
+		if (h.inode && h.name_len == len && !memcmp(e->data + off + DIRHDR, name, len)) {
+			*hit = (struct dx_hit){ e, i, lb, off, prev, h.inode };
+			return 0;
+		}
+		mc_put(e);
+		if (!h.inode) /* no record there, or an empty one */
+			return dx_bad(fs, d);
+	}
+	return dx_bad(fs, d); /* no empty slot: cannot happen */
+}
+
+static int dir_add_block(struct ext2_fs *fs, struct ino *dir, const struct dname *a, uint32_t *out);
+
+/* Adds a->name to indexed directory d (dir): where a scan would put it. */
+static int dx_add(struct ext2_fs *fs, struct dx_dir *d, struct ino *dir, const struct dname *a)
+{
+	uint32_t need = REC_LEN(a->len), lb, off = NO_ROOM;
+	int64_t b = dx_room_find(d, need);
+	int r;
+	if (b >= 0) {
+		struct mc_ent *e;
+		lb = (uint32_t)b;
+		if ((r = mc_get(fs, d->pblk[lb], false, &e))) {
+			dx_free(fs, d);
+			return r;
+		}
+		if (!(r = dirblock_check(fs, e->data)))
+			for (uint32_t o = 0; o < fs->bs && off == NO_ROOM;) {
+				struct ext2_dirhdr h = dirhdr_at(e->data, o);
+				off = rec_add(e->data, o, h, a);
+				o += h.rec_len;
+			}
+		if (!r && off == NO_ROOM)
+			r = corrupt(fs); /* the index said it had room */
+		if (!r) {
+			mc_dirty(e);
+			dx_set_room(d, lb, dirblock_room(fs, e->data));
+		}
+		mc_put(e);
+		if (r) {
+			dx_free(fs, d);
+			return r;
+		}
+	} else {
+		uint32_t pblk;
+		lb = d->nblocks;
+		off = 0;
+		if ((r = dir_add_block(fs, dir, a, &pblk))) {
+			dx_free(fs, d);
+			return r;
+		}
+		d->size = i_size(dir);
+		if (lb >= d->cap && (lb >= DX_MAX_BLOCKS || dx_arrays(fs, d, dx_round_cap(2ull * d->cap)))) {
+			dx_free(fs, d); /* too big now, or no memory: scan from now on */
+			return 0;
+		}
+		d->pblk[lb] = pblk;
+		d->nblocks = lb + 1;
+		dx_set_room(d, lb, fs->bs - need);
+	}
+	if (dx_insert(fs, d, dx_hash(fs, a->name, a->len), dx_pos(fs, lb, off)))
+		dx_free(fs, d);
+	return 0;
+}
+
+/* ---- directory operations ------------------------------------------------ */
+
 static int v_find(struct ext2_fs *fs, struct dpos *p, void *arg)
 {
 	(void)fs;
@@ -1249,6 +1829,16 @@ static int v_find(struct ext2_fs *fs, struct dpos *p, void *arg)
 
 static int dir_find(struct ext2_fs *fs, const struct ino *dir, const char *name, size_t len, uint32_t *ino)
 {
+	struct dx_dir *d = dx_get(fs, dir);
+	if (d) {
+		struct dx_hit hit;
+		int r = dx_lookup(fs, d, name, len, &hit);
+		if (r)
+			return r;
+		mc_put(hit.e);
+		*ino = hit.ino;
+		return 0;
+	}
 	struct dname a = { name, len, 0, 0 };
 	int r = dir_scan(fs, dir, 0, v_find, &a);
 	if (r < 0)
@@ -1267,35 +1857,17 @@ static int dir_touch(struct ext2_fs *fs, struct ino *dir)
 	return inode_write(fs, dir);
 }
 
-/* Writes a new record at off in blk, rec_len bytes long. */
-static void dirent_put(uint8_t *blk, uint32_t off, uint32_t rec_len, const struct dname *a)
-{
-	struct ext2_dirhdr h = { a->ino, (uint16_t)rec_len, (uint8_t)a->len, a->ft };
-	dirhdr_put(blk, off, &h);
-	memcpy(blk + off + DIRHDR, a->name, a->len);
-}
-
 static int v_add(struct ext2_fs *fs, struct dpos *p, void *arg)
 {
 	(void)fs;
-	struct dname *a = arg;
-	uint32_t need = REC_LEN(a->len), used = p->h.inode ? REC_LEN(p->h.name_len) : 0;
-	if (p->h.rec_len < used + need)
+	if (rec_add(p->e->data, p->off, p->h, arg) == NO_ROOM)
 		return 0;
-	uint32_t off = p->off;
-	if (used) { /* split: the existing entry keeps what it uses */
-		struct ext2_dirhdr h = p->h;
-		h.rec_len = (uint16_t)used;
-		dirhdr_put(p->e->data, off, &h);
-		off += used;
-	}
-	dirent_put(p->e->data, off, p->h.rec_len - used, a);
 	mc_dirty(p->e);
 	return 1;
 }
 
-/* Appends a block holding just this entry. */
-static int dir_add_block(struct ext2_fs *fs, struct ino *dir, const struct dname *a)
+/* Appends a block holding just this entry (at *pblk, if given). */
+static int dir_add_block(struct ext2_fs *fs, struct ino *dir, const struct dname *a, uint32_t *out)
 {
 	uint64_t lb = i_size(dir) >> fs->log_bs;
 	uint32_t pblk;
@@ -1311,6 +1883,8 @@ static int dir_add_block(struct ext2_fs *fs, struct ino *dir, const struct dname
 	dirent_put(e->data, 0, fs->bs, a);
 	mc_put(e);
 	i_size_set(fs, dir, (lb + 1) << fs->log_bs);
+	if (out)
+		*out = pblk;
 	return 0;
 }
 
@@ -1318,9 +1892,12 @@ static int dir_add_block(struct ext2_fs *fs, struct ino *dir, const struct dname
 static int dir_add(struct ext2_fs *fs, struct ino *dir, const char *name, size_t len, uint32_t ino, uint8_t ft)
 {
 	struct dname a = { name, len, ino, ft };
-	int r = dir_scan(fs, dir, 0, v_add, &a);
-	if (r == 0)
-		r = dir_add_block(fs, dir, &a);
+	struct dx_dir *d = dx_get(fs, dir);
+	int r;
+	if (d)
+		r = dx_add(fs, d, dir, &a);
+	else if ((r = dir_scan(fs, dir, 0, v_add, &a)) == 0)
+		r = dir_add_block(fs, dir, &a, NULL);
 	if (r < 0) {
 		inode_write(fs, dir); /* a block may have been allocated */
 		return r;
@@ -1333,15 +1910,7 @@ static int v_remove(struct ext2_fs *fs, struct dpos *p, void *arg)
 	(void)fs;
 	if (!dpos_matches(p, arg))
 		return 0;
-	if (p->prev != NO_PREV) { /* the previous record absorbs this one */
-		struct ext2_dirhdr h = dirhdr_at(p->e->data, p->prev);
-		h.rec_len = (uint16_t)(h.rec_len + p->h.rec_len);
-		dirhdr_put(p->e->data, p->prev, &h);
-	} else {
-		struct ext2_dirhdr h = p->h;
-		h.inode = 0;
-		dirhdr_put(p->e->data, p->off, &h);
-	}
+	rec_remove(p->e->data, p->off, p->prev);
 	mc_dirty(p->e);
 	return 1;
 }
@@ -1349,11 +1918,26 @@ static int v_remove(struct ext2_fs *fs, struct dpos *p, void *arg)
 static int dir_remove(struct ext2_fs *fs, struct ino *dir, const char *name, size_t len)
 {
 	struct dname a = { name, len, 0, 0 };
-	int r = dir_scan(fs, dir, 0, v_remove, &a);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return -ENOENT;
+	struct dx_dir *d = dx_get(fs, dir);
+	int r;
+	if (d) {
+		struct dx_hit hit;
+		if ((r = dx_lookup(fs, d, name, len, &hit)))
+			return r;
+		rec_remove(hit.e->data, hit.off, hit.prev);
+		mc_dirty(hit.e);
+		dx_set_room(d, hit.lb, dirblock_room(fs, hit.e->data));
+		mc_put(hit.e);
+		dx_delete(fs, d, hit.slot);
+	} else {
+		if (fs->dx_skip_ino == dir->num)
+			fs->dx_skip_ino = 0; /* smaller now: worth another try */
+		r = dir_scan(fs, dir, 0, v_remove, &a);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return -ENOENT;
+	}
 	return dir_touch(fs, dir);
 }
 
@@ -1363,10 +1947,7 @@ static int v_set(struct ext2_fs *fs, struct dpos *p, void *arg)
 	struct dname *a = arg;
 	if (!dpos_matches(p, a))
 		return 0;
-	struct ext2_dirhdr h = p->h;
-	h.inode = a->ino;
-	h.file_type = a->ft;
-	dirhdr_put(p->e->data, p->off, &h);
+	rec_set(p->e->data, p->off, a);
 	mc_dirty(p->e);
 	return 1;
 }
@@ -1375,11 +1956,22 @@ static int v_set(struct ext2_fs *fs, struct dpos *p, void *arg)
 static int dir_set(struct ext2_fs *fs, struct ino *dir, const char *name, size_t len, uint32_t ino, uint8_t ft)
 {
 	struct dname a = { name, len, ino, ft };
-	int r = dir_scan(fs, dir, 0, v_set, &a);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return corrupt(fs);
+	struct dx_dir *d = dx_get(fs, dir);
+	int r;
+	if (d) {
+		struct dx_hit hit;
+		if ((r = dx_lookup(fs, d, name, len, &hit)))
+			return r == -ENOENT ? corrupt(fs) : r;
+		rec_set(hit.e->data, hit.off, &a);
+		mc_dirty(hit.e);
+		mc_put(hit.e);
+	} else {
+		r = dir_scan(fs, dir, 0, v_set, &a);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return corrupt(fs);
+	}
 	return dir_touch(fs, dir);
 }
 
@@ -1400,6 +1992,7 @@ static int dir_init(struct ext2_fs *fs, struct ino *dir, uint32_t parent)
 {
 	uint32_t pblk;
 	bool fresh;
+	dx_drop(fs, dir->num);
 	int r = bmap_alloc(fs, dir, 0, block_goal(fs, dir, 0), &pblk, &fresh);
 	if (r)
 		return r;
@@ -1451,6 +2044,17 @@ static uint32_t run_length(struct ext2_fs *fs, const struct ino *ip, uint64_t lb
 	return n;
 }
 
+/* Blocks [pblk, pblk + n) were just read into buf: the cache's dirty
+ * copies (partial data writes not yet on the device) are newer. */
+static void mc_overlay(struct ext2_fs *fs, uint32_t pblk, uint32_t n, uint8_t *buf)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		const struct mc_ent *e = mc_lookup(fs, pblk + k);
+		if (e && e->dirty)
+			memcpy(buf + ((size_t)k << fs->log_bs), e->data, fs->bs);
+	}
+}
+
 /* Copies what the window holds of [pos, pos + len) from pos on: bytes. */
 static size_t ra_copy(struct ext2_fs *fs, const struct ino *ip, uint64_t pos, uint8_t *buf, size_t len)
 {
@@ -1469,11 +2073,12 @@ static size_t ra_copy(struct ext2_fs *fs, const struct ino *ip, uint64_t pos, ui
 static int ra_fill(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint32_t pblk)
 {
 	uint64_t eof = (i_size(ip) + fs->bs - 1) >> fs->log_bs;
-	uint32_t n = run_length(fs, ip, lblk, pblk, min64(fs->stage_blocks, eof > lblk ? eof - lblk : 1));
+	uint32_t n = run_length(fs, ip, lblk, pblk, min64(fs->ra_max, eof > lblk ? eof - lblk : 1));
 	fs->ra_ino = 0; /* run_length may have reused the stage */
 	int r = dev_read(fs, pblk, n, fs->stage);
 	if (r)
 		return r;
+	mc_overlay(fs, pblk, n, fs->stage);
 	fs->ra_ino = ip->num;
 	fs->ra_lblk = lblk;
 	fs->ra_blocks = n;
@@ -1481,8 +2086,9 @@ static int ra_fill(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint
 }
 
 /* Reads from pos up to len bytes with one device call at most: from the
- * read-ahead window (filled first for small reads), zeros for a hole, or
- * whole blocks straight into buf for a large read.  Returns bytes. */
+ * cache or the read-ahead window (filled first for small reads), zeros for
+ * a hole, or whole blocks straight into buf for a large read.  Returns
+ * bytes. */
 static long read_chunk(struct ext2_fs *fs, const struct ino *ip, uint64_t pos, uint8_t *buf, size_t len)
 {
 	size_t n = ra_copy(fs, ip, pos, buf, len);
@@ -1498,7 +2104,13 @@ static long read_chunk(struct ext2_fs *fs, const struct ino *ip, uint64_t pos, u
 		memset(buf, 0, n);
 		return (long)n;
 	}
-	if (boff || len < (size_t)fs->stage_blocks << fs->log_bs) {
+	struct mc_ent *e = mc_lookup(fs, pblk);
+	if (e) {
+		n = min64(len, fs->bs - boff);
+		memcpy(buf, e->data + boff, n);
+		return (long)n;
+	}
+	if (boff || len < (size_t)fs->ra_max << fs->log_bs) {
 		if ((r = ra_fill(fs, ip, lblk, pblk)))
 			return r;
 		return (long)ra_copy(fs, ip, pos, buf, len);
@@ -1506,26 +2118,26 @@ static long read_chunk(struct ext2_fs *fs, const struct ino *ip, uint64_t pos, u
 	uint32_t blocks = run_length(fs, ip, lblk, pblk, min64(len >> fs->log_bs, max_run(fs)));
 	if ((r = dev_read(fs, pblk, blocks, buf)))
 		return r;
+	mc_overlay(fs, pblk, blocks, buf);
 	return (long)((uint64_t)blocks << fs->log_bs);
 }
 
-/* Writes one partial block at pos (read-modify-write unless new). */
+/* Writes one partial block at pos, in the cache (read first unless new):
+ * the device sees it at the next write-back, with its neighbours. */
 static long write_partial(struct ext2_fs *fs, struct ino *ip, uint64_t pos, const uint8_t *src, size_t len,
 			  uint32_t *goal)
 {
 	uint32_t boff = (uint32_t)(pos & (fs->bs - 1)), pblk;
 	size_t n = min64(fs->bs - boff, len);
 	bool fresh;
+	struct mc_ent *e;
 	int r = bmap_alloc(fs, ip, pos >> fs->log_bs, *goal, &pblk, &fresh);
-	if (r)
+	if (r || (r = mc_get(fs, pblk, fresh, &e)))
 		return r;
-	if (fresh)
-		memset(fs->bounce, 0, fs->bs);
-	else if ((r = dev_read(fs, pblk, 1, fs->bounce)))
-		return r;
-	memcpy(fs->bounce + boff, src, n);
-	if ((r = dev_write(fs, pblk, 1, fs->bounce)))
-		return r;
+	memcpy(e->data + boff, src, n);
+	e->file_data = 1;
+	mc_dirty(e);
+	mc_put(e);
 	*goal = pblk + 1;
 	return (long)n;
 }
@@ -1544,6 +2156,8 @@ static long write_blocks(struct ext2_fs *fs, struct ino *ip, uint64_t pos, const
 	for (; n < want; n++)
 		if (bmap_alloc(fs, ip, lblk + n, first + (uint32_t)n, &next, &fresh) || next != first + n)
 			break; /* the next call writes (or fails on) that block */
+	for (uint64_t k = 0; k < n; k++)
+		mc_forget(fs, first + (uint32_t)k); /* a cached copy is older now */
 	if ((r = dev_write(fs, first, (uint32_t)n, src)))
 		return r;
 	*goal = first + (uint32_t)n;
@@ -1642,14 +2256,14 @@ static int mount_alloc(struct ext2_fs *fs)
 		nb <<= 1;
 	fs->mc_hmask = nb - 1;
 	fs->stage_blocks = STAGE_BYTES >> fs->log_bs;
+	fs->ra_max = RA_BYTES >> fs->log_bs;
 	fs->gd = alloc_array(fs->gdt_blocks, fs->bs);
 	fs->mc = alloc_array(fs->mc_n, sizeof *fs->mc);
 	fs->mc_hash = alloc_array(nb, sizeof *fs->mc_hash);
 	fs->mc_order = alloc_array(fs->mc_n, sizeof *fs->mc_order);
 	fs->mc_data = alloc_array(fs->mc_n, fs->bs);
 	fs->stage = alloc_array(fs->stage_blocks, fs->bs);
-	fs->bounce = fs_alloc(fs->bs);
-	if (!fs->gd || !fs->mc || !fs->mc_hash || !fs->mc_order || !fs->mc_data || !fs->stage || !fs->bounce)
+	if (!fs->gd || !fs->mc || !fs->mc_hash || !fs->mc_order || !fs->mc_data || !fs->stage)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < nb; i++)
 		fs->mc_hash[i] = -1;
@@ -1672,8 +2286,8 @@ static void mount_free(struct ext2_fs *fs)
 		fs_free(fs->mc_data, (size_t)fs->mc_n * fs->bs);
 	if (fs->stage)
 		fs_free(fs->stage, (size_t)fs->stage_blocks * fs->bs);
-	if (fs->bounce)
-		fs_free(fs->bounce, fs->bs);
+	for (uint32_t i = 0; i < DX_DIRS; i++)
+		dx_free(fs, &fs->dx[i]);
 	fs_free(fs, sizeof *fs);
 }
 
@@ -1731,6 +2345,11 @@ int ext2_mount(struct ext2_fs **out, struct blockdev *bd, int read_only)
 	r = mount_alloc(fs);
 	if (!r)
 		r = gdt_load(fs);
+	/* the directory index's hash: keyed per mount, so that names chosen
+	 * to collide are hard to find */
+	fs->dx_seed = 0x243f6a8885a308d3ull ^ (uint64_t)(uintptr_t)fs ^ ((uint64_t)fs->sb.wtime << 32);
+	for (uint32_t i = 0; i < sizeof fs->sb.uuid; i++)
+		fs->dx_seed = (fs->dx_seed ^ fs->sb.uuid[i]) * 0x100000001b3ull;
 	struct ino root;
 	if (!r && (r = dir_get(fs, EXT2_ROOT_INO, &root)))
 		r = -EIO;
@@ -1990,11 +2609,11 @@ int ext2_truncate(struct ext2_fs *fs, uint32_t ino, uint64_t size)
 /* Allocates and initialises an inode (not yet linked anywhere). */
 static int inode_new(struct ext2_fs *fs, const struct ino *parent, uint32_t mode, struct ino *ip)
 {
-	bool dir = mode_type(mode) == EXT2_S_IFDIR;
-	int r = inode_alloc(fs, parent->num, dir, &ip->num);
+	bool dir = mode_type(mode) == EXT2_S_IFDIR, fresh;
+	int r = inode_alloc(fs, parent->num, dir, &ip->num, &fresh);
 	if (r)
 		return r;
-	if ((r = inode_clear(fs, ip->num))) {
+	if ((r = inode_clear(fs, ip->num, fresh))) {
 		inode_bit_free(fs, ip->num, dir);
 		return r;
 	}

@@ -12,15 +12,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "ext2.h"
 #include "tap.h"
 
 /* ---- the environment the driver expects ------------------------------- */
 
+static bool alloc_fail; /* fs_alloc fails while set */
+
 void *fs_alloc(size_t size)
 {
-	return calloc(1, size ? size : 1);
+	return alloc_fail ? NULL : calloc(1, size ? size : 1);
 }
 
 void fs_free(void *p, size_t size)
@@ -102,11 +105,23 @@ static struct ram *ram_load(const char *path)
 	return r;
 }
 
+/* Writes the image sparsely: all-zero 4 KiB pieces stay holes. */
 static void ram_save(const struct ram *r, const char *path)
 {
-	FILE *f = fopen(path, "wb");
-	fwrite(r->data, 1, r->size, f);
-	fclose(f);
+	static const uint8_t zero[4096];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, (off_t)r->size)) {
+		perror(path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (uint64_t off = 0; off < r->size; off += sizeof zero) {
+		size_t n = r->size - off < sizeof zero ? r->size - off : sizeof zero;
+		if (memcmp(r->data + off, zero, n) && pwrite(fd, r->data + off, n, (off_t)off) != (ssize_t)n)
+			perror(path);
+	}
+	close(fd);
 }
 
 static void ram_free(struct ram *r)
@@ -1239,6 +1254,523 @@ static void test_fuzz(void)
 	ram_free(good);
 }
 
+/* ---- the directory index against a model ------------------------------------- */
+
+#define MD_DIRS 10   /* more than the driver indexes at once */
+#define MD_NAMES 600
+
+struct mnode {
+	uint32_t ino;
+	char kind; /* 'f'ile, 'd'irectory, 'l'ink; 0: absent */
+};
+
+static void md_name(char *buf, size_t size, int d, int i)
+{
+	snprintf(buf, size, "a-name-long-enough-to-fill-blocks-%d-%04d", d, i);
+}
+
+/* Every name of the model looks up as it should, and readdir of each
+ * directory lists exactly the model's names.  Returns the mismatches. */
+static int md_check(struct ext2_fs *fs, const uint32_t *dirs, struct mnode (*m)[MD_NAMES])
+{
+	int bad = 0;
+	char name[96];
+	for (int d = 0; d < MD_DIRS; d++) {
+		int want = 2;
+		for (int i = 0; i < MD_NAMES; i++) {
+			uint32_t x = 0;
+			md_name(name, sizeof name, d, i);
+			int e = ext2_lookup(fs, dirs[d], name, strlen(name), &x);
+			int b1 = m[d][i].kind ? e != 0 || x != m[d][i].ino : e != -ENOENT;
+			if (b1 && bad < 5)
+				printf("# dx check: %s: %d (%u), model %c %u\n", name, e, x, m[d][i].kind ? m[d][i].kind : '-',
+				       m[d][i].ino);
+			bad += b1;
+			want += m[d][i].kind != 0;
+		}
+		uint64_t pos = 0;
+		struct ext2_dirent de;
+		int listed = 0, e;
+		static uint8_t seen[MD_NAMES];
+		memset(seen, 0, sizeof seen);
+		while ((e = ext2_readdir(fs, dirs[d], &pos, &de)) == 1) {
+			int dd, i;
+			listed++;
+			if (de.name[0] == '.')
+				continue;
+			if (sscanf(de.name, "a-name-long-enough-to-fill-blocks-%d-%d", &dd, &i) != 2 || dd != d || i < 0 ||
+			    i >= MD_NAMES || seen[i]++ || !m[d][i].kind || m[d][i].ino != de.ino)
+				bad++;
+		}
+		if ((e != 0 || listed != want) && bad < 5)
+			printf("# dx check: readdir of big%d: %d, %d listed, want %d\n", d, e, listed, want);
+		bad += e != 0 || listed != want;
+	}
+	return bad;
+}
+
+/* Random creates, mkdirs, symlinks, links, unlinks, rmdirs and renames
+ * (within and between directories, over existing names) in big
+ * directories, with the index's memory failing now and then: every result
+ * is what the model says, and the directories stay right on disk. */
+static void test_dir_index(int bs)
+{
+	TMP_PATH(img, "dx.img");
+	ok(mkfs(img, bs, 65536, NULL) == 0, "[%d] dx: mke2fs", bs);
+	struct ram *r = ram_load(img);
+	struct ext2_fs *fs = mount_ok(r, 0);
+	if (!fs)
+		return;
+	static struct mnode m[MD_DIRS][MD_NAMES];
+	memset(m, 0, sizeof m);
+	uint32_t dirs[MD_DIRS];
+	char name[96], name2[96];
+	int bad = 0;
+	for (int d = 0; d < MD_DIRS; d++) {
+		snprintf(name, sizeof name, "big%d", d);
+		bad += create(fs, EXT2_ROOT_INO, name, EXT2_S_IFDIR | 0755, &dirs[d]) != 0;
+		for (int i = 0; i < MD_NAMES; i += 1 + (int)(rnd() % 4)) { /* the indexes grow later */
+			md_name(name, sizeof name, d, i);
+			bad += create(fs, dirs[d], name, 0644, &m[d][i].ino) != 0;
+			m[d][i].kind = 'f';
+		}
+	}
+	ok(bad == 0, "[%d] dx: %d directories filled", bs, MD_DIRS);
+	long ops = getenv("EXT2_DX_OPS") ? atol(getenv("EXT2_DX_OPS")) : 12000;
+	int wrong = 0, checks = 0, failing_ops = 0;
+	bool failing = false;
+	for (long op = 0; op < ops; op++) {
+		if (op % 300 == 0)
+			failing = rnd() % 3 == 0; /* then half of the operations cannot allocate */
+		alloc_fail = failing && rnd() % 2 == 0;
+		failing_ops += alloc_fail;
+		int d = (int)(rnd() % MD_DIRS), i = (int)(rnd() % MD_NAMES);
+		int d2 = rnd() % 3 ? d : (int)(rnd() % MD_DIRS), i2 = (int)(rnd() % MD_NAMES);
+		struct mnode *a = &m[d][i], *b = &m[d2][i2];
+		md_name(name, sizeof name, d, i);
+		md_name(name2, sizeof name2, d2, i2);
+		size_t len = strlen(name), len2 = strlen(name2);
+		uint32_t x = 0;
+		int e, want;
+		switch (rnd() % 10) {
+		case 0: case 1: /* create */
+			e = create(fs, dirs[d], name, 0644, &x);
+			want = a->kind ? -EEXIST : 0;
+			if (!e)
+				*a = (struct mnode){ x, 'f' };
+			break;
+		case 2: /* mkdir */
+			e = create(fs, dirs[d], name, EXT2_S_IFDIR | 0755, &x);
+			want = a->kind ? -EEXIST : 0;
+			if (!e)
+				*a = (struct mnode){ x, 'd' };
+			break;
+		case 3: /* symlink */
+			e = ext2_symlink(fs, dirs[d], name, len, "target", 6, &x);
+			want = a->kind ? -EEXIST : 0;
+			if (!e)
+				*a = (struct mnode){ x, 'l' };
+			break;
+		case 4: /* link to a file elsewhere */
+			if (b->kind != 'f')
+				continue;
+			e = ext2_link(fs, dirs[d], name, len, b->ino);
+			want = a->kind ? -EEXIST : 0;
+			if (!e)
+				*a = *b;
+			break;
+		case 5: /* unlink */
+			e = ext2_unlink(fs, dirs[d], name, len);
+			want = !a->kind ? -ENOENT : a->kind == 'd' ? -EISDIR : 0;
+			if (!e)
+				a->kind = 0;
+			break;
+		case 6: /* rmdir */
+			e = ext2_rmdir(fs, dirs[d], name, len);
+			want = !a->kind ? -ENOENT : a->kind != 'd' ? -ENOTDIR : 0;
+			if (!e)
+				a->kind = 0;
+			break;
+		case 7: case 8: /* rename, maybe over an existing name */
+			e = ext2_rename(fs, dirs[d], name, len, dirs[d2], name2, len2);
+			if (!a->kind)
+				want = -ENOENT;
+			else if (!b->kind)
+				want = 0;
+			else if (a->ino == b->ino)
+				want = 0; /* the same inode (or the same name): nothing changes */
+			else if (a->kind == 'd' && b->kind != 'd')
+				want = -ENOTDIR;
+			else if (a->kind != 'd' && b->kind == 'd')
+				want = -EISDIR;
+			else
+				want = 0;
+			if (!e && a->kind && !(b->kind && a->ino == b->ino)) {
+				*b = *a;
+				a->kind = 0;
+			}
+			break;
+		default: /* lookups, of names that may be there and of names never there */
+			e = ext2_lookup(fs, dirs[d], name, len, &x);
+			want = a->kind ? 0 : -ENOENT;
+			if (!e && x != a->ino)
+				e = -1000;
+			snprintf(name2, sizeof name2, "never-there-%ld", op);
+			if (ext2_lookup(fs, dirs[d], name2, strlen(name2), &x) != -ENOENT)
+				e = -1001;
+			break;
+		}
+		if (e != want && wrong++ < 5)
+			printf("# dx op %ld: %s -> %s: %d, want %d\n", op, name, name2, e, want);
+		if (op % 2000 == 1999) {
+			int b2 = md_check(fs, dirs, m);
+			checks += b2 == 0;
+			wrong += b2;
+		}
+	}
+	alloc_fail = false;
+	ok(wrong == 0, "[%d] dx: %ld operations (%d with memory failing) as the model says, %d full checks",
+	   bs, ops, failing_ops, checks);
+	ok(md_check(fs, dirs, m) == 0, "[%d] dx: every name and every listing right", bs);
+	ok(ext2_unmount(fs) == 0 && r->oob == 0, "[%d] dx: unmount", bs);
+	ram_save(r, img);
+	ok(fsck(img) == 0, "[%d] dx: e2fsck -fn clean", bs);
+	fs = mount_ok(r, 1);
+	if (fs) {
+		ok(md_check(fs, dirs, m) == 0, "[%d] dx: remounted, the disk agrees", bs);
+		ext2_unmount(fs);
+	}
+	ram_free(r);
+}
+
+/* Indexed directories removed, and their inode numbers used again. */
+static void test_dir_index_reuse(void)
+{
+	TMP_PATH(img, "dxr.img");
+	ok(mkfs(img, 1024, 8192, NULL) == 0, "dx reuse: mke2fs");
+	struct ram *r = ram_load(img);
+	struct ext2_fs *fs = mount_ok(r, 0);
+	if (!fs)
+		return;
+	char name[96];
+	uint32_t x, big, again, dst, src;
+	int bad = 0;
+	for (int round = 0; round < 2; round++) {
+		const char *dname = round ? "dst" : "big";
+		bad += create(fs, EXT2_ROOT_INO, dname, EXT2_S_IFDIR | 0755, round ? &dst : &big) != 0;
+		for (int i = 0; i < 200; i++) {
+			md_name(name, sizeof name, round, i);
+			bad += create(fs, round ? dst : big, name, 0644, &x) != 0;
+		}
+		for (int i = 0; i < 200; i++) {
+			md_name(name, sizeof name, round, i);
+			bad += ext2_unlink(fs, round ? dst : big, name, strlen(name)) != 0;
+		}
+		bad += count_entries(fs, round ? dst : big) != 2;
+	}
+	ok(bad == 0, "dx reuse: two big directories filled and emptied");
+	ok(ext2_rmdir(fs, EXT2_ROOT_INO, "big", 3) == 0, "dx reuse: rmdir the first");
+	ok(create(fs, EXT2_ROOT_INO, "again", EXT2_S_IFDIR | 0755, &again) == 0 && create(fs, again, "one", 0644, &x) == 0,
+	   "dx reuse: a new directory (inode %u, was %u)", again, big);
+	md_name(name, sizeof name, 0, 7);
+	ok(ext2_lookup(fs, again, name, strlen(name), &x) == -ENOENT && ext2_lookup(fs, again, "one", 3, &x) == 0 &&
+	   count_entries(fs, again) == 3, "dx reuse: it holds just its own names");
+	ok(create(fs, EXT2_ROOT_INO, "src", EXT2_S_IFDIR | 0755, &src) == 0 &&
+	   ext2_rename(fs, EXT2_ROOT_INO, "src", 3, EXT2_ROOT_INO, "dst", 3) == 0 &&
+	   ext2_lookup(fs, EXT2_ROOT_INO, "dst", 3, &x) == 0 && x == src, "dx reuse: rename over the second");
+	ok(create(fs, EXT2_ROOT_INO, "third", EXT2_S_IFDIR | 0755, &x) == 0 && create(fs, x, "f", 0644, NULL) == 0 &&
+	   count_entries(fs, x) == 3, "dx reuse: another new directory (inode %u, was %u)", x, dst);
+	ok(ext2_unmount(fs) == 0, "dx reuse: unmount");
+	ram_save(r, img);
+	ok(fsck(img) == 0, "dx reuse: e2fsck -fn clean");
+	ram_free(r);
+}
+
+/* A directory block that goes bad after the directory was indexed: -EIO,
+ * and from then on the directory behaves as it did without an index. */
+static void test_dir_index_corrupt(void)
+{
+	TMP_PATH(img, "dxc.img");
+	ok(mkfs(img, 1024, 8192, NULL) == 0, "dx corrupt: mke2fs");
+	struct ram *r = ram_load(img);
+	struct ext2_fs *fs = mount_ok(r, 0);
+	if (!fs)
+		return;
+	uint32_t dir, x;
+	char name[96];
+	int bad = create(fs, EXT2_ROOT_INO, "big", EXT2_S_IFDIR | 0755, &dir) != 0;
+	for (int i = 0; i < 300; i++) {
+		md_name(name, sizeof name, 0, i);
+		bad += create(fs, dir, name, 0644, &x) != 0;
+	}
+	ok(bad == 0 && ext2_unmount(fs) == 0, "dx corrupt: 300 names made");
+	struct ram *good = ram_new(r->data, r->size);
+	fs = mount_ok(r, 0);
+	if (!fs)
+		return;
+	ok(lookup_path(fs, "/big/a-name-long-enough-to-fill-blocks-0-0001") != 0, "dx corrupt: a lookup (indexes)");
+	md_name(name, sizeof name, 0, 150);
+	uint8_t *hit = memmem(r->data, r->size, name, strlen(name));
+	ok(hit != NULL, "dx corrupt: found the record of entry 150");
+	if (!hit) {
+		ext2_unmount(fs);
+		ram_free(r);
+		ram_free(good);
+		return;
+	}
+	put16(r, (uint64_t)(hit - r->data) - 8 + 4, 3); /* its rec_len */
+	uint32_t first = 0;
+	int e1 = ext2_lookup(fs, dir, name, strlen(name), &x);
+	md_name(name, sizeof name, 0, 1);
+	int e2 = ext2_lookup(fs, dir, name, strlen(name), &first);
+	md_name(name, sizeof name, 0, 299);
+	int e3 = ext2_lookup(fs, dir, name, strlen(name), &x);
+	int e4 = ext2_create(fs, dir, "new", 3, 0644, &x);
+	ok(e1 == -EIO && e2 == 0 && first && e3 == -EIO && e4 == -EIO,
+	   "dx corrupt: -EIO for it; a name before it still found, one after and a create -EIO, as by a scan "
+	   "(%d %d %d %d)", e1, e2, e3, e4);
+	ok(ext2_unmount(fs) == 0 && r->oob == 0 && (r->data[1024 + 58] & 2), "dx corrupt: unmount marks errors");
+	ram_free(r);
+
+	/* random damage to an indexed directory's blocks, before or after the
+	 * index is built: nothing may crash or stray */
+	ram_save(good, img);
+	uint32_t blocks[64];
+	int nb = 0;
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "PATH=/usr/sbin:/sbin:$PATH; debugfs -R 'blocks /big' %s 2>/dev/null", img);
+	FILE *p = popen(cmd, "r");
+	while (p && nb < 64 && fscanf(p, "%u", &blocks[nb]) == 1)
+		nb++;
+	if (p)
+		pclose(p);
+	ok(nb >= 8, "dx corrupt: /big has %d blocks", nb);
+	long iters = getenv("EXT2_FUZZ") ? atol(getenv("EXT2_FUZZ")) / 2 : 200, oob = 0;
+	for (long it = 0; it < iters && nb; it++) {
+		r = ram_new(good->data, good->size);
+		fs = mount_ok(r, 0);
+		if (!fs)
+			break;
+		bool early = it % 2;
+		if (early)
+			lookup_path(fs, "/big/a-name-long-enough-to-fill-blocks-0-0007");
+		for (int k = 1 + (int)(rnd() % 6); k > 0; k--) {
+			uint64_t off = (uint64_t)blocks[rnd() % nb] * 1024 + rnd() % 1024;
+			r->data[off] ^= (uint8_t)(1u << (rnd() % 8));
+			if (rnd() % 3 == 0)
+				r->data[off] = (uint8_t)rnd();
+		}
+		if (early) { /* the cache may hold good copies: push them out with small writes */
+			uint32_t f;
+			if (ext2_create(fs, EXT2_ROOT_INO, "filler", 6, 0644, &f) == 0)
+				for (uint64_t b = 0; b < 1200; b++)
+					ext2_write(fs, f, b * 1024, "x", 1);
+		}
+		for (int op = 0; op < 40; op++) {
+			int i = (int)(rnd() % 320), j = (int)(rnd() % 320);
+			char n2[96];
+			md_name(name, sizeof name, 0, i);
+			md_name(n2, sizeof n2, 0, j);
+			switch (rnd() % 5) {
+			case 0: ext2_lookup(fs, dir, name, strlen(name), &x); break;
+			case 1: ext2_create(fs, dir, name, strlen(name), 0644, &x); break;
+			case 2: ext2_unlink(fs, dir, name, strlen(name)); break;
+			case 3: ext2_rename(fs, dir, name, strlen(name), dir, n2, strlen(n2)); break;
+			default: count_entries(fs, dir); break;
+			}
+		}
+		ext2_unmount(fs);
+		oob += r->oob;
+		ram_free(r);
+	}
+	ok(oob == 0, "dx corrupt: %ld damaged directories, no out-of-range device access", iters);
+	ram_free(good);
+}
+
+/* ---- one huge directory ---------------------------------------------------- */
+
+static double now_sec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void huge_name(char *name, size_t size, long i)
+{
+	snprintf(name, size, "file-%06ld", i);
+}
+
+/* 100,000 files (EXT2_HUGE=n for another count) in one directory, each
+ * with a little data: creates, lookups, unlinks and re-creates must not
+ * slow down with the size of the directory, and the image stays clean.
+ * Device calls and host time are reported as TAP comments. */
+static void test_huge_dir(void)
+{
+	long n = getenv("EXT2_HUGE") ? atol(getenv("EXT2_HUGE")) : 100000;
+	TMP_PATH(img, "huge.img");
+	ok(sh("mke2fs -q -t ext2 -b 4096 -N 120000 -F %s 524288k >/dev/null 2>&1", img) == 0,
+	   "huge: mke2fs 512 MiB, 4 KiB blocks, 120000 inodes");
+	struct ram *r = ram_load(img);
+	struct ext2_fs *fs = mount_ok(r, 0);
+	if (!fs)
+		return;
+	uint32_t *inos = calloc(n, sizeof *inos), dir;
+	uint8_t *seen = calloc(n, 1);
+	char name[64], data[64], got[64];
+	ok(create(fs, EXT2_ROOT_INO, "huge", EXT2_S_IFDIR | 0755, &dir) == 0, "huge: mkdir");
+
+	/* create, each with a small write */
+	int bad = 0;
+	ram_count_reset(r);
+	double t0 = now_sec(), t20k = 0;
+	long r20k = 0, w20k = 0;
+	for (long i = 0; i < n; i++) {
+		huge_name(name, sizeof name, i);
+		int len = snprintf(data, sizeof data, "data of %ld", i);
+		bad += create(fs, dir, name, 0644, &inos[i]) != 0;
+		bad += ext2_write(fs, inos[i], 0, data, len) != len;
+		if (i + 1 == 20000) {
+			t20k = now_sec() - t0;
+			r20k = r->reads, w20k = r->writes;
+		}
+	}
+	double tc = now_sec() - t0;
+	long rc = r->reads, wc = r->writes;
+	ok(bad == 0, "huge: %ld files created and written", n);
+	if (n >= 20000)
+		printf("# huge: first 20000 creates+writes: %.2f s, %ld device reads, %ld device writes\n", t20k, r20k,
+		       w20k);
+	printf("# huge: %ld creates+writes: %.2f s, %ld device reads, %ld device writes\n", n, tc, rc, wc);
+	ok(tc < 20, "huge: %ld creates in %.2f s (limit 20 s)", n, tc);
+
+	/* every name, then names that are not there */
+	ram_count_reset(r);
+	t0 = now_sec();
+	bad = 0;
+	for (long i = 0; i < n; i++) {
+		uint32_t x = 0;
+		huge_name(name, sizeof name, i);
+		bad += ext2_lookup(fs, dir, name, strlen(name), &x) != 0 || x != inos[i];
+	}
+	printf("# huge: %ld lookups: %.2f s, %ld device reads\n", n, now_sec() - t0, r->reads);
+	ok(bad == 0, "huge: every name looks up to its inode");
+	ram_count_reset(r);
+	t0 = now_sec();
+	bad = 0;
+	for (long i = 0; i < n; i++) {
+		uint32_t x;
+		snprintf(name, sizeof name, "missing-%ld", i);
+		bad += ext2_lookup(fs, dir, name, strlen(name), &x) != -ENOENT;
+	}
+	printf("# huge: %ld lookups of missing names: %.2f s, %ld device reads\n", n, now_sec() - t0, r->reads);
+	ok(bad == 0 && r->reads <= 50, "huge: missing names: -ENOENT, %ld device reads", r->reads);
+
+	/* unlink every third, re-create every ninth */
+	ram_count_reset(r);
+	t0 = now_sec();
+	bad = 0;
+	long live = n;
+	for (long i = 0; i < n; i += 3) {
+		huge_name(name, sizeof name, i);
+		bad += ext2_unlink(fs, dir, name, strlen(name)) != 0;
+		live--;
+	}
+	printf("# huge: %ld unlinks: %.2f s, %ld device reads, %ld device writes\n", n - live, now_sec() - t0,
+	       r->reads, r->writes);
+	ok(bad == 0, "huge: every third unlinked");
+	bad = 0;
+	for (long i = 0; i < n; i++) {
+		uint32_t x;
+		huge_name(name, sizeof name, i);
+		int e = ext2_lookup(fs, dir, name, strlen(name), &x);
+		bad += i % 3 ? e != 0 || x != inos[i] : e != -ENOENT;
+	}
+	ok(bad == 0, "huge: unlinked names are gone, the others stay");
+	ram_count_reset(r);
+	t0 = now_sec();
+	bad = 0;
+	for (long i = 0; i < n; i += 9) {
+		huge_name(name, sizeof name, i);
+		int len = snprintf(data, sizeof data, "again %ld", i);
+		bad += create(fs, dir, name, 0644, &inos[i]) != 0;
+		bad += ext2_write(fs, inos[i], 0, data, len) != len;
+		bad += create(fs, dir, name, 0644, NULL) != -EEXIST;
+		live++;
+	}
+	printf("# huge: %ld re-creates: %.2f s, %ld device reads, %ld device writes\n", (n + 8) / 9, now_sec() - t0,
+	       r->reads, r->writes);
+	ok(bad == 0, "huge: every ninth re-created (and a second create: -EEXIST)");
+
+	/* readdir lists each live name exactly once */
+	ram_count_reset(r);
+	t0 = now_sec();
+	uint64_t pos = 0;
+	struct ext2_dirent de;
+	long listed = 0, wrong = 0;
+	int e;
+	while ((e = ext2_readdir(fs, dir, &pos, &de)) == 1) {
+		long i;
+		char c;
+		listed++;
+		if (!strcmp(de.name, ".") || !strcmp(de.name, ".."))
+			continue;
+		if (sscanf(de.name, "file-%ld%c", &i, &c) != 1 || i < 0 || i >= n || seen[i]++ || de.ino != inos[i] ||
+		    (i % 3 == 0 && i % 9))
+			wrong++;
+	}
+	printf("# huge: readdir of %ld entries: %.2f s, %ld device reads\n", listed, now_sec() - t0, r->reads);
+	ok(e == 0 && listed == live + 2 && wrong == 0, "huge: readdir lists %ld entries (want %ld), %ld wrong", listed,
+	   live + 2, wrong);
+
+	/* the data, before and after a sync */
+	bad = 0;
+	for (long i = 0; i < n; i++) {
+		if (i % 3 == 0 && i % 9)
+			continue;
+		int len = snprintf(data, sizeof data, i % 9 ? "data of %ld" : "again %ld", i);
+		bad += ext2_read(fs, inos[i], 0, got, sizeof got) != len || memcmp(got, data, len);
+	}
+	ok(bad == 0, "huge: every file reads back its data");
+	ram_count_reset(r);
+	t0 = now_sec();
+	ok(ext2_sync(fs) == 0, "huge: sync");
+	printf("# huge: sync: %.2f s, %ld device writes\n", now_sec() - t0, r->writes);
+	ram_save(r, img);
+	ok(fsck(img) == 0, "huge: e2fsck -fn clean after sync");
+	ok(debugfs_cat_is(img, "/huge/file-000001", "data of 1", 9) && debugfs_cat_is(img, "/huge/file-000009", "again 9", 7),
+	   "huge: debugfs cat two files");
+
+	/* again from the disk alone */
+	ok(ext2_unmount(fs) == 0 && r->oob == 0, "huge: unmount");
+	fs = mount_ok(r, 0);
+	if (fs) {
+		ram_count_reset(r);
+		t0 = now_sec();
+		bad = 0;
+		for (long i = 0; i < n; i += 7) {
+			uint32_t x = 0;
+			huge_name(name, sizeof name, i);
+			int e2 = ext2_lookup(fs, dir, name, strlen(name), &x);
+			bad += i % 3 == 0 && i % 9 ? e2 != -ENOENT : e2 != 0 || x != inos[i];
+		}
+		printf("# huge: remount, %ld lookups: %.2f s, %ld device reads\n", (n + 6) / 7, now_sec() - t0, r->reads);
+		ok(bad == 0 && count_entries(fs, dir) == live + 2, "huge: remount: lookups and readdir agree");
+		for (long i = 1; i < n; i += 3) {
+			huge_name(name, sizeof name, i);
+			bad += ext2_unlink(fs, dir, name, strlen(name)) != 0;
+			live--;
+		}
+		ok(bad == 0 && count_entries(fs, dir) == live + 2, "huge: remount: unlink another third");
+		ok(ext2_unmount(fs) == 0, "huge: unmount again");
+		ram_save(r, img);
+		ok(fsck(img) == 0, "huge: e2fsck -fn clean after the remount");
+	}
+	free(inos);
+	free(seen);
+	ram_free(r);
+}
+
 int main(void)
 {
 	alarm(900); /* a hang fails the test */
@@ -1253,18 +1785,26 @@ int main(void)
 		printf("1..0 # SKIP e2fsprogs not installed\n");
 		return 0;
 	}
-	test_prefilled(1024);
-	test_prefilled(4096);
-	test_rw(1024);
-	test_rw(4096);
-	test_htree();
-	test_two_mounts();
-	test_rev0();
-	test_xattr_block();
-	test_enospc();
-	test_bad_superblocks();
-	test_corrupt_files();
-	test_fuzz();
+	const char *only = getenv("EXT2_ONLY"); /* e.g. EXT2_ONLY=huge: just that test */
+#define RUN(name, call) do { if (!only || !strcmp(only, name)) call; } while (0)
+	RUN("prefilled", test_prefilled(1024));
+	RUN("prefilled", test_prefilled(4096));
+	RUN("rw", test_rw(1024));
+	RUN("rw", test_rw(4096));
+	RUN("htree", test_htree());
+	RUN("two_mounts", test_two_mounts());
+	RUN("rev0", test_rev0());
+	RUN("xattr_block", test_xattr_block());
+	RUN("enospc", test_enospc());
+	RUN("bad_superblocks", test_bad_superblocks());
+	RUN("corrupt_files", test_corrupt_files());
+	RUN("fuzz", test_fuzz());
+	RUN("dir_index", test_dir_index(1024));
+	RUN("dir_index", test_dir_index(4096));
+	RUN("dir_index_reuse", test_dir_index_reuse());
+	RUN("dir_index_corrupt", test_dir_index_corrupt());
+	RUN("huge_dir", test_huge_dir());
+#undef RUN
 	if (!getenv("KEEP")) sh("rm -rf %s", tmp);
 	return tap_done();
 }
