@@ -14,19 +14,21 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 #include "boot_fdt.h"
 #include "disks.h"
+#include "confine.h"
 #include "elf_load.h"
-#include "extract.h"
 #include "exit_codes.h"
 #include "husk/abi.h"
 #include "run.h"
 #include "virtio_blk.h"
 #include "virtio_console.h"
+#include "writeback.h"
 #include "vm.h"
 
 #ifndef HUSK_VERSION
@@ -299,26 +301,6 @@ static void host_terminal(struct boot_params *bp)
 	}
 }
 
-/* The workdir comes back whatever the run's outcome: what the program
- * completed is not lost. */
-static int write_back(struct disks *ds, int status)
-{
-	struct disk *d = &ds->d[ds->workdir];
-	struct extract_limits lim = { 1000000, d->size };
-	struct extract_stats st;
-	char err[512];
-	fsync(d->fd);
-	if (workdir_extract(d->image, ds->workdir_path, &lim, &st, err, sizeof err)) {
-		fprintf(stderr, "husk: workdir %s: %s\n", ds->workdir_path, err);
-		return EXIT_WORKDIR;
-	}
-	if (status)
-		fprintf(stderr, "husk: the run failed (status %d); the workdir was still written back to %s "
-			"(%llu files written, %llu unchanged, %llu removed)\n", status, ds->workdir_path,
-			(unsigned long long)st.files, (unsigned long long)st.unchanged, (unsigned long long)st.removed);
-	return status;
-}
-
 static int run(struct options *o)
 {
 	char err[512];
@@ -339,6 +321,10 @@ static int run(struct options *o)
 			die(EXIT_USAGE, "%s", err);
 	if (o->workdir && disks_add_workdir(&disks, o->workdir, o->disk_size, err, sizeof err))
 		die(EXIT_USAGE, "%s", err);
+	/* Before the VM exists: the helper must never hold guest memory. */
+	struct writeback wb;
+	if (writeback_start(&wb, &disks, err, sizeof err))
+		die(EXIT_INTERNAL, "%s", err);
 
 	struct vm vm;
 	int user_error;
@@ -398,11 +384,17 @@ static int run(struct options *o)
 	if (vm_setup_cpu(&vm, kernel.entry, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
 
-	signal(SIGPIPE, SIG_IGN); /* a closed stdout is handled as EPIPE */
+	run_prepare();
+	close(vm.kvm); /* the system fd: not needed to run */
+	vm.kvm = -1;
+	int trigger = getenv("HUSK_TEST_SECCOMP_TRIGGER") != NULL;
+	if (confine_vmm(err, sizeof err))
+		die(EXIT_INTERNAL, "%s", err);
+	if (trigger) /* test only: a call outside the allowlist must kill husk */
+		syscall(SYS_getppid);
 	int status = run_guest(&vm, &dev, o->timeout, o->syscalls);
 	vm_destroy(&vm);
-	if (disks.workdir >= 0)
-		status = write_back(&disks, status);
+	status = writeback_finish(&wb, &disks, status);
 	disks_release(&disks);
 	free(path);
 	free(system_disk);
@@ -420,6 +412,7 @@ static void claim_std_fds(void)
 
 int main(int argc, char **argv)
 {
+	close_range(3, ~0u, 0); /* nothing inherited beyond stdio reaches the VMM */
 	claim_std_fds();
 	if (argc < 2)
 		usage_error("no command given");

@@ -23,10 +23,15 @@ static void on_timeout(int sig)
 		running->immediate_exit = 1;
 }
 
-static void arm_timeout(double seconds)
+void run_prepare(void)
 {
 	struct sigaction sa = { .sa_handler = on_timeout }; /* no SA_RESTART */
 	sigaction(SIGALRM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed stdout is handled as EPIPE */
+}
+
+static void arm_timeout(double seconds)
+{
 	struct itimerval it = { 0 };
 	it.it_value.tv_sec = (time_t)seconds;
 	it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);

@@ -10,5 +10,7 @@ struct run_devices {
 	int n;
 };
 
+/* Signal handlers: before the VMM is confined. */
+void run_prepare(void);
 int run_guest(struct vm *v, struct run_devices *dev, double timeout_s, int syscall_stats);
 #endif

@@ -1,0 +1,39 @@
+#include <errno.h>
+#include <linux/kvm.h>
+#include <seccomp.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include "confine.h"
+#include "errmsg.h"
+
+/* What the run loop, the devices, the timeout and stdio need from here on. */
+static const int allowed[] = {
+	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(pread64), SCMP_SYS(pwrite64), SCMP_SYS(fdatasync),
+	SCMP_SYS(poll), SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(setitimer),
+	SCMP_SYS(rt_sigreturn), SCMP_SYS(close), SCMP_SYS(munmap), SCMP_SYS(brk), SCMP_SYS(mmap),
+	SCMP_SYS(madvise), SCMP_SYS(futex), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(lseek),
+	SCMP_SYS(getrandom), SCMP_SYS(exit), SCMP_SYS(exit_group),
+};
+
+int confine_vmm(char *err, size_t n)
+{
+	/* No core dumps of guest memory, no new processes. */
+	struct rlimit zero = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &zero);
+	setrlimit(RLIMIT_NPROC, &zero);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return errmsg(err, n, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int r = ctx ? 0 : -ENOMEM;
+	for (size_t i = 0; !r && i < sizeof allowed / sizeof allowed[0]; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_RUN));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_GET_REGS));
+	if (!r)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r ? errmsg(err, n, "cannot install the seccomp filter: %s", strerror(-r)) : 0;
+}

@@ -1,0 +1,11 @@
+/* Confining the VMM itself before the first KVM_RUN: the guest is untrusted,
+ * so a bug in husk's device code must not reach the rest of the host.
+ * PR_SET_NO_NEW_PRIVS, then a libseccomp allowlist (kill on violation) of
+ * the ~20 system calls the run loop and its devices make; ioctl only with
+ * KVM_RUN and KVM_GET_REGS. */
+#ifndef HUSK_CONFINE_H
+#define HUSK_CONFINE_H
+
+/* 0, or -1 with a reason in err. */
+int confine_vmm(char *err, size_t errlen);
+#endif

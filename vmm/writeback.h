@@ -1,0 +1,16 @@
+/* The workdir write-back runs in a helper process started before the VM
+ * exists: the VMM is confined during the run and may no longer create files,
+ * and the helper never touches the VM.  After the run the VMM tells it to
+ * go and waits for its report. */
+#ifndef HUSK_WRITEBACK_H
+#define HUSK_WRITEBACK_H
+#include "disks.h"
+
+struct writeback {
+	int go, result; /* pipe ends held by the VMM; -1: no helper */
+};
+
+int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t errlen);
+/* Runs the write-back and returns husk's final status for the run. */
+int writeback_finish(struct writeback *w, struct disks *ds, int status);
+#endif
