@@ -29,7 +29,7 @@ enum {
 	SYS_newfstatat = 262, SYS_unlinkat = 263, SYS_renameat = 264, SYS_linkat = 265,
 	SYS_symlinkat = 266, SYS_readlinkat = 267, SYS_fchmodat = 268, SYS_faccessat = 269,
 	SYS_utimensat = 280, SYS_dup3 = 292, SYS_syncfs = 306, SYS_renameat2 = 316,
-	SYS_getrandom = 318, SYS_faccessat2 = 439, SYS_nanosleep = 35, SYS_clock_nanosleep = 230,
+	SYS_getrandom = 318, SYS_faccessat2 = 439, SYS_nanosleep = 35, SYS_clock_nanosleep = 230, SYS_socket = 41, SYS_socketpair = 53,
 };
 
 #define AT_FDCWD (-100)
@@ -233,6 +233,8 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_chown: case SYS_lchown: return sys_chown(AT_FDCWD, (const char *)a1, a2, a3, nr == SYS_chown);
 	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & 0x100));
 	case SYS_fchown: return sys_fchown(a1, a2, a3);
+	case SYS_socket: case SYS_socketpair:
+		return -97; /* EAFNOSUPPORT: there is no network in the guest */
 	case SYS_nanosleep: return sys_clock_nanosleep(1, 0, (void *)a1, (void *)a2);
 	case SYS_clock_nanosleep: return sys_clock_nanosleep(a1, a2, (void *)a3, (void *)a4);
 	case SYS_umask: return sys_umask(a1);

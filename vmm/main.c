@@ -39,7 +39,8 @@ extern const uint8_t husk_kernel_elf[], husk_kernel_elf_end[];
 
 struct options {
 	uint64_t memory;
-	double timeout;
+	double timeout, cpu_time;
+	uint64_t output_limit;
 	char **env;
 	int nenv;
 	int no_pvm, syscalls, selftest;
@@ -83,6 +84,9 @@ static void help(void)
 	       "Options:\n"
 	       "  -m, --memory SIZE     guest memory, e.g. 256M or 1G (default 256M; %lluM to %lluG)\n"
 	       "  -t, --timeout SECS    stop the run after SECS seconds of wall time (exit 124)\n"
+	       "      --cpu-time SECS   stop the run after SECS seconds of CPU time (exit 152)\n"
+	       "      --output-limit SIZE  stdout and stderr together (default 64M); beyond it\n"
+	       "                        output is dropped after a one-line marker on stderr\n"
 	       "  -e, --env KEY=VALUE   set a variable in the program's environment (repeatable;\n"
 	       "                        the environment is otherwise empty)\n"
 	       "      --ro NAME=PATH    attach PATH (a directory or an ext2 image) read-only at\n"
@@ -99,7 +103,8 @@ static void help(void)
 	       "\n"
 	       "Exit status: the program's; 128+N when the program was killed by signal N;\n"
 	       "120 host error, 121 guest broke the device protocol, 122 guest kernel panic,\n"
-	       "124 timeout, 125 usage error (bad option, image, program or no /dev/kvm).\n"
+	       "123 workdir not written back, 124 timeout, 125 usage error (bad option, image,\n"
+	       "program or no /dev/kvm), 152 CPU time limit.\n"
 	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary.\n",
 	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
 }
@@ -153,6 +158,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "memory", required_argument, 0, 'm' },
 		{ "timeout", required_argument, 0, 't' },
 		{ "env", required_argument, 0, 'e' },
+		{ "cpu-time", required_argument, 0, 'C' },
+		{ "output-limit", required_argument, 0, 'O' },
 		{ "ro", required_argument, 0, 'R' },
 		{ "workdir", required_argument, 0, 'w' },
 		{ "disk", required_argument, 0, 'D' },
@@ -165,6 +172,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	};
 	o->memory = 256ull << 20;
 	o->disk_size = 1ull << 30;
+	o->output_limit = 64ull << 20;
 	o->env = calloc(argc, sizeof *o->env);
 	o->ro = calloc(argc, sizeof *o->ro);
 	if (!o->env || !o->ro)
@@ -178,6 +186,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'w': o->workdir = optarg; break;
 		case 'D': o->disk_size = parse_bytes("disk size", optarg, 16ull << 20, 1ull << 40) & ~4095ull; break;
 		case 't': o->timeout = parse_seconds(optarg); break;
+		case 'C': o->cpu_time = parse_seconds(optarg); break;
+		case 'O': o->output_limit = parse_bytes("output limit", optarg, 1, 1ull << 50); break;
 		case 'e':
 			if (!strchr(optarg, '=') || optarg[0] == '=')
 				usage_error("bad environment variable '%s' (expected KEY=VALUE)", optarg);
@@ -208,6 +218,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->nargs = argc - optind;
 }
 
+/* Is KEY (of KEY=VALUE) already set in the environment? */
+static int env_has(const struct options *o, const char *kv)
+{
+	size_t n = strcspn(kv, "=");
+	for (int i = 0; i < o->nenv; i++)
+		if (!strncmp(o->env[i], kv, n) && o->env[i][n] == '=')
+			return 1;
+	return 0;
+}
+
 /* An image's default environment, NAME.env: KEY=VALUE lines.  Given -e
  * variables come later and win (the guest's libc takes the first match, so
  * they go in front). */
@@ -229,12 +249,29 @@ static void image_env(const char *path, struct options *o)
 	int n = given;
 	while (n < given + 64 && fgets(line, sizeof line, f)) {
 		line[strcspn(line, "\n")] = 0;
-		if (strchr(line, '=') && line[0] != '=' && line[0] != '#' && !(env[n++] = strdup(line)))
+		o->nenv = n, o->env = env;
+		if (strchr(line, '=') && line[0] != '=' && line[0] != '#' && !env_has(o, line) && !(env[n++] = strdup(line)))
 			die(EXIT_INTERNAL, "out of memory");
 	}
 	fclose(f);
 	o->env = env;
 	o->nenv = n;
+}
+
+/* The guest's environment is what -e gives, then the image's NAME.env, then
+ * this small default set, each only for names not set yet; nothing of the
+ * host's. */
+static void add_default_env(struct options *o)
+{
+	static char *defaults[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8" };
+	char **env = calloc(o->nenv + 3, sizeof *env);
+	if (!env)
+		die(EXIT_INTERNAL, "out of memory");
+	memcpy(env, o->env, o->nenv * sizeof *env);
+	o->env = env;
+	for (int i = 0; i < 3; i++)
+		if (!env_has(o, defaults[i]))
+			env[o->nenv++] = defaults[i];
 }
 
 /* An image name (no slash) is looked up in the image directory; an image
@@ -348,6 +385,7 @@ static int run(struct options *o)
 		image.hi = HUSK_PROGRAM_MIN;
 	}
 
+	add_default_env(o);
 	struct boot_params bp = {
 		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
 		.entry = image.entry, .phdr = image.phdr, .phnum = image.phnum, .image_end = image.hi,
@@ -356,9 +394,12 @@ static int run(struct options *o)
 	struct run_devices dev = { .n = 0 };
 	/* One console per standard fd: stdin, stdout, stderr. */
 	static struct console con[3];
+	static struct output_limit out_limit;
+	out_limit.limit = o->output_limit;
 	for (int fd = 0; fd < 3; fd++) {
 		uint64_t base = HUSK_MMIO_BASE + dev.n * HUSK_MMIO_SIZE;
 		console_init(&con[fd], base, &vm.mem, fd == 0 ? fd : -1, fd ? fd : -1);
+		con[fd].limit = &out_limit;
 		bp.dev[bp.ndev++] = (struct boot_device){ base, fd, NULL, 0 };
 		dev.mmio[dev.n++] = &con[fd].mmio;
 	}
@@ -384,7 +425,8 @@ static int run(struct options *o)
 	if (vm_setup_cpu(&vm, kernel.entry, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
 
-	run_prepare();
+	struct run_limits lim = { o->timeout, o->cpu_time };
+	run_prepare(&lim);
 	close(vm.kvm); /* the system fd: not needed to run */
 	vm.kvm = -1;
 	int trigger = getenv("HUSK_TEST_SECCOMP_TRIGGER") != NULL;
@@ -392,7 +434,7 @@ static int run(struct options *o)
 		die(EXIT_INTERNAL, "%s", err);
 	if (trigger) /* test only: a call outside the allowlist must kill husk */
 		syscall(SYS_getppid);
-	int status = run_guest(&vm, &dev, o->timeout, o->syscalls);
+	int status = run_guest(&vm, &dev, &lim, o->syscalls);
 	vm_destroy(&vm);
 	status = writeback_finish(&wb, &disks, status);
 	disks_release(&disks);

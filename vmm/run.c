@@ -14,20 +14,31 @@
 
 static struct kvm_run *volatile running;
 
-/* Timer signal: make KVM_RUN (or a blocking read/write) return EINTR. */
-static void on_timeout(int sig)
+/* Timer signals: make KVM_RUN (or a blocking read/write) return EINTR. */
+static void on_limit(int sig)
 {
-	(void)sig;
-	stop_request(STOP_TIMEOUT);
+	stop_request(sig == SIGXCPU ? STOP_CPU : STOP_TIMEOUT);
 	if (running)
 		running->immediate_exit = 1;
 }
 
-void run_prepare(void)
+void run_prepare(const struct run_limits *lim)
 {
-	struct sigaction sa = { .sa_handler = on_timeout }; /* no SA_RESTART */
+	struct sigaction sa = { .sa_handler = on_limit }; /* no SA_RESTART */
 	sigaction(SIGALRM, &sa, NULL);
+	sigaction(SIGXCPU, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout is handled as EPIPE */
+	if (lim->cpu_s > 0) {
+		/* The guest's time is accounted to the vCPU thread as user time. */
+		struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGXCPU };
+		timer_t t;
+		struct itimerspec its = { .it_value = { (time_t)lim->cpu_s,
+							 (long)((lim->cpu_s - (double)(time_t)lim->cpu_s) * 1e9) } };
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1;
+		if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &t) == 0)
+			timer_settime(t, 0, &its, NULL);
+	}
 }
 
 static void arm_timeout(double seconds)
@@ -136,24 +147,31 @@ static int handle_mmio(struct vm *v, struct run_devices *dev)
 	return -1;
 }
 
-static int stopped(double timeout_s)
+static int stopped(const struct run_limits *lim)
 {
-	if (stop_requested() == STOP_PIPE)
+	switch (stop_requested()) {
+	case STOP_PIPE:
 		return 128 + SIGPIPE; /* like a program writing to a closed pipe */
-	fprintf(stderr, "husk: timed out after %g s; run stopped\n", timeout_s);
-	return EXIT_TIMEOUT;
+	case STOP_CPU:
+		fprintf(stderr, "husk: CPU time limit of %g s reached; run stopped\n", lim->cpu_s);
+		return EXIT_CPU;
+	default:
+		fprintf(stderr, "husk: timed out after %g s; run stopped\n", lim->timeout_s);
+		return EXIT_TIMEOUT;
+	}
 }
 
-int run_guest(struct vm *v, struct run_devices *dev, double timeout_s, int syscall_stats)
+int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats)
 {
 	struct kvm_run *run = v->run;
+	double timeout_s = lim->timeout_s;
 	running = run;
 	if (timeout_s > 0)
 		arm_timeout(timeout_s);
 	int status = -1;
 	while (status < 0) {
 		if (stop_requested()) {
-			status = stopped(timeout_s);
+			status = stopped(lim);
 			break;
 		}
 		if (ioctl(v->vcpu, KVM_RUN, 0) < 0) {

@@ -10,7 +10,12 @@ struct run_devices {
 	int n;
 };
 
-/* Signal handlers: before the VMM is confined. */
-void run_prepare(void);
-int run_guest(struct vm *v, struct run_devices *dev, double timeout_s, int syscall_stats);
+struct run_limits {
+	double timeout_s;   /* wall clock; 0: none */
+	double cpu_s;       /* CPU time of the VMM, the vCPU's included; 0: none */
+};
+
+/* Signal handlers and the CPU-time timer: before the VMM is confined. */
+void run_prepare(const struct run_limits *lim);
+int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats);
 #endif

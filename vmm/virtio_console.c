@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "husk/virtio_regs.h"
@@ -33,6 +34,30 @@ static int write_all(struct console *c, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* What may still be written of n bytes under the output limit; says so on
+ * stderr once when output is cut. */
+static size_t within_limit(struct console *c, size_t n)
+{
+	struct output_limit *l = c->limit;
+	if (!l)
+		return n;
+	size_t room = l->used >= l->limit ? 0 : l->limit - l->used;
+	if (n > room) {
+		n = room;
+		if (!l->cut) {
+			l->cut = 1;
+			char msg[128];
+			int k = snprintf(msg, sizeof msg, "\nhusk: output limit of %llu bytes reached; the rest is dropped\n",
+					 (unsigned long long)l->limit);
+			if (write(2, msg, k) < 0) {
+				/* nowhere left to say it */
+			}
+		}
+	}
+	l->used += n;
+	return n;
+}
+
 static int transmit(struct console *c, const char **err)
 {
 	struct virtq *q = &c->mmio.q[TRANSMITQ];
@@ -40,7 +65,7 @@ static int transmit(struct console *c, const char **err)
 	int r;
 	while ((r = virtq_pop(q, c->mmio.mem, &ch, err)) == 1) {
 		for (int i = 0; i < ch.n && c->out_fd >= 0; i++)
-			if (!ch.seg[i].writable && write_all(c, ch.seg[i].ptr, ch.seg[i].len))
+			if (!ch.seg[i].writable && write_all(c, ch.seg[i].ptr, within_limit(c, ch.seg[i].len)))
 				break;
 		if (virtq_push(q, c->mmio.mem, ch.head, 0, err))
 			return -1;

@@ -6,7 +6,14 @@
 #include <stdint.h>
 #include "virtio_mmio.h"
 
+/* stdout and stderr together: past the limit, output is dropped. */
+struct output_limit {
+	uint64_t limit, used;
+	int cut;
+};
+
 struct console {
+	struct output_limit *limit; /* shared by the output consoles; may be NULL */
 	struct virtio_mmio mmio;
 	int in_fd, out_fd;  /* host fds; in_fd < 0: no input (always EOF), out_fd < 0: none */
 	uint64_t bytes_out;
