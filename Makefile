@@ -52,7 +52,7 @@ $(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/kernel.ld
 husk: $(VMM_SRC) $(HEADERS) vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
 	@echo "  CC      husk"
 	@$(CC) $(HOST_CFLAGS) -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -o $@ $(VMM_SRC) \
-		vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err
+		vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err -ljansson
 
 # --- images (our libc, Lua) -----------------------------------------------
 images:

@@ -147,8 +147,10 @@ long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
 			return -17; /* EEXIST */
 	} else {
 		addr = find_free(n);
-		if (!addr)
+		if (!addr) {
+			REPORT->denied_enomem++;
 			return -ENOMEM;
+		}
 	}
 	take(addr, len);
 	return (long)addr;

@@ -92,9 +92,13 @@ static struct node *node_buf(void)
 	return &n;
 }
 
+/* A write refused on a read-only file system is counted for the audit. */
 static int writable(const struct node *n)
 {
-	return n->kind != NODE_FS ? -EROFS : n->m->read_only ? -EROFS : 0;
+	if (n->kind == NODE_FS && !n->m->read_only)
+		return 0;
+	REPORT->denied_erofs++;
+	return -EROFS;
 }
 
 /* --- open, close, dup ------------------------------------------------------ */
@@ -644,8 +648,10 @@ long sys_fchmod(long fd, long mode)
 	struct file *f = fd_get(fd);
 	if (!f)
 		return -EBADF;
-	if (f->kind != FILE_FS || f->m->read_only)
+	if (f->kind != FILE_FS || f->m->read_only) {
+		REPORT->denied_erofs++;
 		return -EROFS;
+	}
 	return f->m->ops->chmod(f->m->fs, f->ino, mode & 07777);
 }
 

@@ -19,16 +19,20 @@
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
+#include "audit.h"
 #include "boot_fdt.h"
 #include "disks.h"
 #include "confine.h"
 #include "elf_load.h"
 #include "exit_codes.h"
 #include "husk/abi.h"
+#include "options.h"
+#include "policy.h"
 #include "run.h"
 #include "virtio_blk.h"
 #include "virtio_console.h"
 #include "writeback.h"
+#include "extract.h"
 #include "vm.h"
 
 #ifndef HUSK_VERSION
@@ -37,21 +41,6 @@
 
 extern const uint8_t husk_kernel_elf[], husk_kernel_elf_end[];
 
-struct options {
-	uint64_t memory;
-	double timeout, cpu_time;
-	uint64_t output_limit;
-	char **env;
-	int nenv;
-	int no_pvm, syscalls, selftest;
-	char **ro;       /* --ro NAME=PATH */
-	int nro;
-	const char *workdir;
-	uint64_t disk_size;
-	const char *program;
-	char **args; /* argv of the program, args[0] = program as given */
-	int nargs;
-};
 
 static _Noreturn void usage_error(const char *fmt, ...)
 {
@@ -78,6 +67,7 @@ static _Noreturn void die(int code, const char *fmt, ...)
 static void help(void)
 {
 	printf("Usage: husk run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	       "       husk policy show [OPTIONS]   print the effective policy as JSON\n"
 	       "Run PROGRAM in a fresh hardware-isolated microVM and exit with its status.\n"
 	       "PROGRAM is an image name (e.g. lua) or the path of a static x86-64 ELF executable.\n"
 	       "\n"
@@ -95,6 +85,9 @@ static void help(void)
 	       "                        current directory; what the program leaves there is\n"
 	       "                        written back to DIR after the run, whatever its outcome\n"
 	       "      --disk SIZE       capacity of the workdir disk (default 1G)\n"
+	       "      --policy FILE     settings from a JSON policy file (options given win)\n"
+	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
+	       "      --stats           a short summary of the run on stderr\n"
 	       "      --no-pvm          do not use kvm_pvm even where /dev/kvm offers it\n"
 	       "      --syscalls        list the system calls the program made, on stderr\n"
 	       "      --kernel-selftest boot the guest kernel into its self-test instead of a program\n"
@@ -152,50 +145,58 @@ static double parse_seconds(const char *s)
 	return v;
 }
 
-static void parse_options(int argc, char **argv, struct options *o)
+static const struct option longopts[] = {
+	{ "memory", required_argument, 0, 'm' },
+	{ "timeout", required_argument, 0, 't' },
+	{ "env", required_argument, 0, 'e' },
+	{ "cpu-time", required_argument, 0, 'C' },
+	{ "output-limit", required_argument, 0, 'O' },
+	{ "ro", required_argument, 0, 'R' },
+	{ "workdir", required_argument, 0, 'w' },
+	{ "disk", required_argument, 0, 'D' },
+	{ "policy", required_argument, 0, 'p' },
+	{ "audit", required_argument, 0, 'A' },
+	{ "stats", no_argument, 0, 's' },
+	{ "no-pvm", no_argument, 0, 'P' },
+	{ "syscalls", no_argument, 0, 'S' },
+	{ "kernel-selftest", no_argument, 0, 'K' },
+	{ "help", no_argument, 0, 'h' },
+	{ "version", no_argument, 0, 'V' },
+	{ 0, 0, 0, 0 },
+};
+
+/* One pass of getopt over argv (argv[0] is skipped); returns optind.  With
+ * policy set, only --policy is taken and everything else is checked only. */
+static int apply_options(int argc, char **argv, struct options *o, const char **policy)
 {
-	static const struct option longopts[] = {
-		{ "memory", required_argument, 0, 'm' },
-		{ "timeout", required_argument, 0, 't' },
-		{ "env", required_argument, 0, 'e' },
-		{ "cpu-time", required_argument, 0, 'C' },
-		{ "output-limit", required_argument, 0, 'O' },
-		{ "ro", required_argument, 0, 'R' },
-		{ "workdir", required_argument, 0, 'w' },
-		{ "disk", required_argument, 0, 'D' },
-		{ "no-pvm", no_argument, 0, 'P' },
-		{ "syscalls", no_argument, 0, 'S' },
-		{ "kernel-selftest", no_argument, 0, 'K' },
-		{ "help", no_argument, 0, 'h' },
-		{ "version", no_argument, 0, 'V' },
-		{ 0, 0, 0, 0 },
-	};
-	o->memory = 256ull << 20;
-	o->disk_size = 1ull << 30;
-	o->output_limit = 64ull << 20;
-	o->env = calloc(argc, sizeof *o->env);
-	o->ro = calloc(argc, sizeof *o->ro);
-	if (!o->env || !o->ro)
-		die(EXIT_INTERNAL, "out of memory");
+	struct options scratch = *o;
+	struct options *t = policy ? &scratch : o;
+	optind = 0;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+:m:t:e:w:hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'm': o->memory = parse_memory(optarg); break;
-		case 'R': o->ro[o->nro++] = optarg; break;
-		case 'w': o->workdir = optarg; break;
-		case 'D': o->disk_size = parse_bytes("disk size", optarg, 16ull << 20, 1ull << 40) & ~4095ull; break;
-		case 't': o->timeout = parse_seconds(optarg); break;
-		case 'C': o->cpu_time = parse_seconds(optarg); break;
-		case 'O': o->output_limit = parse_bytes("output limit", optarg, 1, 1ull << 50); break;
+		case 'm': t->memory = parse_memory(optarg); break;
+		case 'R': t->ro[t->nro++] = optarg; break;
+		case 'w': t->workdir = optarg; break;
+		case 'D': t->disk_size = parse_bytes("disk size", optarg, 16ull << 20, 1ull << 40) & ~4095ull; break;
+		case 't': t->timeout = parse_seconds(optarg); break;
+		case 'C': t->cpu_time = parse_seconds(optarg); break;
+		case 'O': t->output_limit = parse_bytes("output limit", optarg, 1, 1ull << 50); break;
 		case 'e':
 			if (!strchr(optarg, '=') || optarg[0] == '=')
 				usage_error("bad environment variable '%s' (expected KEY=VALUE)", optarg);
-			o->env[o->nenv++] = optarg;
+			t->env[t->nenv++] = optarg;
 			break;
-		case 'P': o->no_pvm = 1; break;
-		case 'S': o->syscalls = 1; break;
-		case 'K': o->selftest = 1; break;
+		case 'p':
+			if (policy)
+				*policy = optarg;
+			break;
+		case 'A': t->audit = optarg; break;
+		case 's': t->stats = 1; break;
+		case 'P': t->no_pvm = 1; break;
+		case 'S': t->syscalls = 1; break;
+		case 'K': t->selftest = 1; break;
 		case 'h': help(); exit(0);
 		case 'V': printf("husk %s\n", HUSK_VERSION); exit(0);
 		case ':': usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -205,17 +206,54 @@ static void parse_options(int argc, char **argv, struct options *o)
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	return optind;
+}
+
+/* Defaults, then the policy file's settings, then the command line's. */
+static void parse_options(int argc, char **argv, struct options *o, int need_program)
+{
+	o->memory = 256ull << 20;
+	o->disk_size = 1ull << 30;
+	o->output_limit = 64ull << 20;
+	const char *policy = NULL;
+	char **pargs = NULL;
+	int npargs = 0;
+	size_t room = argc + 1;
+	o->env = calloc(room, sizeof *o->env);
+	o->ro = calloc(room, sizeof *o->ro);
+	if (!o->env || !o->ro)
+		die(EXIT_INTERNAL, "out of memory");
+	apply_options(argc, argv, o, &policy);
+	if (policy) {
+		char err[512];
+		if ((npargs = policy_to_args(policy, &pargs, err, sizeof err)) < 0)
+			die(EXIT_USAGE, "%s", err);
+		o->env = realloc(o->env, (room + npargs) * sizeof *o->env);
+		o->ro = realloc(o->ro, (room + npargs) * sizeof *o->ro);
+		if (!o->env || !o->ro)
+			die(EXIT_INTERNAL, "out of memory");
+		char **v = calloc(npargs + 2, sizeof *v);
+		if (!v)
+			die(EXIT_INTERNAL, "out of memory");
+		v[0] = argv[0];
+		memcpy(v + 1, pargs, npargs * sizeof *v);
+		apply_options(npargs + 1, v, o, NULL);
+	}
+	int first = apply_options(argc, argv, o, NULL);
 	if (o->selftest) {
 		static char *self[] = { "husk-kernel-selftest", NULL };
 		o->args = self;
 		o->nargs = 1;
 		return;
 	}
-	if (optind >= argc)
-		usage_error("no program given");
-	o->program = argv[optind];
-	o->args = argv + optind;
-	o->nargs = argc - optind;
+	if (first >= argc) {
+		if (need_program)
+			usage_error("no program given");
+		return;
+	}
+	o->program = argv[first];
+	o->args = argv + first;
+	o->nargs = argc - first;
 }
 
 /* Is KEY (of KEY=VALUE) already set in the environment? */
@@ -338,9 +376,32 @@ static void host_terminal(struct boot_params *bp)
 	}
 }
 
+/* Guest RAM the host actually backs: the memory the guest used at its peak
+ * (pages are never given back during a run). */
+static uint64_t resident_bytes(const struct guest_mem *m)
+{
+	static unsigned char vec[HUSK_RAM_MAX / 4096];
+	if (mincore(m->host, m->size, vec) < 0)
+		return 0;
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < m->size / 4096; i++)
+		n += vec[i] & 1;
+	return n * 4096;
+}
+
+static double seconds_since(clockid_t clk, const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(clk, &t);
+	double s = t.tv_sec + t.tv_nsec / 1e9;
+	return t0 ? s - (t0->tv_sec + t0->tv_nsec / 1e9) : s;
+}
+
 static int run(struct options *o)
 {
 	char err[512];
+	struct timespec started;
+	clock_gettime(CLOCK_MONOTONIC, &started);
 	const uint8_t *prog = NULL;
 	size_t prog_size = 0;
 	char *path = NULL, *system_disk = NULL;
@@ -429,15 +490,35 @@ static int run(struct options *o)
 	run_prepare(&lim);
 	close(vm.kvm); /* the system fd: not needed to run */
 	vm.kvm = -1;
+	int audit = audit_start(o);
+	if (audit == -2)
+		die(EXIT_USAGE, "cannot open the audit file %s: %s", o->audit, strerror(errno));
 	int trigger = getenv("HUSK_TEST_SECCOMP_TRIGGER") != NULL;
 	if (confine_vmm(err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
 	if (trigger) /* test only: a call outside the allowlist must kill husk */
 		syscall(SYS_getppid);
 	int status = run_guest(&vm, &dev, &lim, o->syscalls);
+
+	struct run_record rec = { .reason = run_end_reason(), .bytes_out = con[1].bytes_out,
+				  .bytes_err = con[2].bytes_out, .output_cut = out_limit.cut };
+	rec.timeout_hit = !strcmp(rec.reason, "timeout"), rec.cpu_hit = !strcmp(rec.reason, "cpu");
+	for (int i = 0; i < disks.n; i++)
+		rec.blk_denied_writes += blks[i].denied_writes;
+	rec.peak_memory = resident_bytes(&vm.mem);
+	static struct husk_report guest_report; /* a copy: guest memory goes away */
+	memcpy(&guest_report, gpa_ptr(&vm.mem, HUSK_REPORT, sizeof guest_report), sizeof guest_report);
 	vm_destroy(&vm);
-	status = writeback_finish(&wb, &disks, status);
+	struct extract_stats wst = { 0 };
+	status = writeback_finish(&wb, &disks, status, &wst);
 	disks_release(&disks);
+	rec.status = status;
+	rec.workdir_bytes = wst.bytes, rec.workdir_files = wst.files + wst.removed;
+	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &started);
+	rec.cpu_s = seconds_since(CLOCK_PROCESS_CPUTIME_ID, NULL);
+	audit_end(audit, &rec, &guest_report);
+	if (o->stats)
+		stats_print(&rec);
 	free(path);
 	free(system_disk);
 	return status;
@@ -466,9 +547,20 @@ int main(int argc, char **argv)
 		printf("husk %s\n", HUSK_VERSION);
 		return 0;
 	}
+	struct options o = { 0 };
+	if (!strcmp(argv[1], "policy")) {
+		if (argc < 3 || strcmp(argv[2], "show"))
+			usage_error("unknown policy command (expected: husk policy show [OPTIONS])");
+		parse_options(argc - 2, argv + 2, &o, 0);
+		json_t *p = policy_json(&o);
+		char *text = json_dumps(p, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		puts(text);
+		free(text);
+		json_decref(p);
+		return 0;
+	}
 	if (strcmp(argv[1], "run"))
 		usage_error("unknown command '%s'", argv[1]);
-	struct options o = { 0 };
-	parse_options(argc - 1, argv + 1, &o);
+	parse_options(argc - 1, argv + 1, &o, 1);
 	return run(&o);
 }

@@ -13,6 +13,12 @@
 #include "stop.h"
 
 static struct kvm_run *volatile running;
+static const char *end_reason = "error";
+
+const char *run_end_reason(void)
+{
+	return end_reason;
+}
 
 /* Timer signals: make KVM_RUN (or a blocking read/write) return EINTR. */
 static void on_limit(int sig)
@@ -151,11 +157,14 @@ static int stopped(const struct run_limits *lim)
 {
 	switch (stop_requested()) {
 	case STOP_PIPE:
+		end_reason = "output";
 		return 128 + SIGPIPE; /* like a program writing to a closed pipe */
 	case STOP_CPU:
+		end_reason = "cpu";
 		fprintf(stderr, "husk: CPU time limit of %g s reached; run stopped\n", lim->cpu_s);
 		return EXIT_CPU;
 	default:
+		end_reason = "timeout";
 		fprintf(stderr, "husk: timed out after %g s; run stopped\n", lim->timeout_s);
 		return EXIT_TIMEOUT;
 	}
@@ -190,11 +199,11 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 			uint32_t val;
 			memcpy(&val, (uint8_t *)run + run->io.data_offset, 4);
 			if (run->io.port == HUSK_PORT_EXIT)
-				status = val & 0xff;
+				status = val & 0xff, end_reason = "exit";
 			else if (run->io.port == HUSK_PORT_FAULT)
-				status = program_fault(v);
+				status = program_fault(v), end_reason = "crash";
 			else if (run->io.port == HUSK_PORT_PANIC)
-				status = kernel_panic(v);
+				status = kernel_panic(v), end_reason = "panic";
 			else if (run->io.port == HUSK_PORT_SLEEP)
 				guest_sleep(v);
 			else

@@ -17,5 +17,7 @@ struct run_limits {
 
 /* Signal handlers and the CPU-time timer: before the VMM is confined. */
 void run_prepare(const struct run_limits *lim);
+/* Why the run ended: exit, timeout, cpu, output, crash, panic, error. */
+const char *run_end_reason(void);
 int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats);
 #endif

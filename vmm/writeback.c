@@ -65,7 +65,7 @@ int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t n)
 	return 0;
 }
 
-int writeback_finish(struct writeback *w, struct disks *ds, int status)
+int writeback_finish(struct writeback *w, struct disks *ds, int status, struct extract_stats *st)
 {
 	if (w->go < 0)
 		return status;
@@ -87,6 +87,8 @@ int writeback_finish(struct writeback *w, struct disks *ds, int status)
 		return EXIT_WORKDIR;
 	}
 	r.err[sizeof r.err - 1] = 0;
+	if (st)
+		*st = r.st;
 	if (r.failed) {
 		fprintf(stderr, "husk: workdir %s: %s\n", ds->workdir_path, r.err);
 		return EXIT_WORKDIR;

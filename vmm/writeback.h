@@ -11,6 +11,8 @@ struct writeback {
 };
 
 int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t errlen);
-/* Runs the write-back and returns husk's final status for the run. */
-int writeback_finish(struct writeback *w, struct disks *ds, int status);
+/* Runs the write-back and returns husk's final status for the run; *st (if
+ * not NULL) gets what was written. */
+struct extract_stats;
+int writeback_finish(struct writeback *w, struct disks *ds, int status, struct extract_stats *st);
 #endif

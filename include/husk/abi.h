@@ -74,6 +74,8 @@ struct husk_kernel_header {
 struct husk_report {
 	struct husk_fault fault;
 	unsigned long sleep_ns;
+	unsigned int denied_erofs;   /* writes refused on read-only file systems */
+	unsigned int denied_enomem;  /* allocations that did not fit in guest memory */
 	char msg[256];                       /* NUL-terminated (not trusted) */
 	unsigned int calls[HUSK_NSYSCALLS];  /* syscalls made, by number */
 	unsigned int enosys[HUSK_NSYSCALLS]; /* of those, answered -ENOSYS */

@@ -1,0 +1,34 @@
+/* vmm/virtio_mmio.c and vmm/virtio_console.c driven by a byte program
+ * (mmio_prog.h).  Flags byte: bit 0, the console reads /dev/zero (else it
+ * has no input, as stdout and stderr); bit 1, an output limit of
+ * (flags >> 2) * 64 bytes.  Output goes to /dev/null. */
+#include <fcntl.h>
+#include <unistd.h>
+#include "mmio_prog.h"
+#include "virtio_console.h"
+
+static struct console con;
+static struct output_limit limit;
+static int null_fd = -1, zero_fd = -1;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!mem.host) {
+		heap_guest_mem(&mem, RAM);
+		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+		CHECK(null_fd >= 0 && zero_fd >= 0, "cannot open /dev/null and /dev/zero");
+	}
+	uint8_t flags = size ? data[0] : 0;
+	console_init(&con, 0xd0000000ull, &mem, flags & 1 ? zero_fd : -1, null_fd);
+	if (flags & 2) {
+		/* cut already set: the one-line notice would go to stderr on every run */
+		limit = (struct output_limit){ .limit = (uint64_t)(flags >> 2) * 64, .cut = 1 };
+		con.limit = &limit;
+	}
+	mmio_run(&con.mmio, data, size);
+	if (flags & 2)
+		CHECK(limit.used <= limit.limit, "output limit %llu, %llu bytes let through",
+		      (unsigned long long)limit.limit, (unsigned long long)limit.used);
+	return 0;
+}

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Policy files, husk policy show, and the audit trail.
+. "$(dirname "$0")/../lib.sh"
+need_kvm
+plan 14
+
+printf '{"memory": "128M", "timeout": 5, "cpu_time": 3, "output_limit": 1000, "env": {"A": "from-policy", "B": "b"}, "pvm": true}\n' > "$TMP/p.json"
+"$HUSK" policy show --policy "$TMP/p.json" -m 64M -e A=from-flag > "$TMP/show"
+is "$?" 0 "husk policy show prints the effective policy"
+grep -q '"memory": 67108864' "$TMP/show" && grep -q '"timeout": 5' "$TMP/show" && grep -q '"output_limit": 1000' "$TMP/show"
+ok $? "flags override the policy, the rest comes from it"
+grep -q '"A": "from-flag"' "$TMP/show" && grep -q '"B": "b"' "$TMP/show"; ok $? "environment: the flag wins, the policy adds"
+is "$("$HUSK" run --policy "$TMP/p.json" lua -e 'print(os.getenv("B"))')" "b" "a run takes the policy's settings"
+
+bad() { # bad DESCRIPTION PATTERN JSON
+	printf '%s' "$3" > "$TMP/bad.json"
+	"$HUSK" run --policy "$TMP/bad.json" lua -e '' 2>"$TMP/err"
+	[ $? -eq 125 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && grep -q "$2" "$TMP/err"
+	ok $? "$1 is refused with one line and exit 125"
+}
+bad "an unknown key" 'unknown key "memry"' '{"memry": 1}'
+bad "a wrong type" '"timeout" must be a number' '{"timeout": "10"}'
+bad "an impossible value" "memory size '1K'" '{"memory": "1K"}'
+bad "broken JSON" 'policy' '{"memory": '
+bad "a non-object env" '"env" must be an object' '{"env": ["A=1"]}'
+
+"$HUSK" run --audit "$TMP/audit" --stats python -c '
+import socket, os
+try: socket.socket()
+except OSError: pass
+try: os.fork()
+except OSError: pass
+print("x" * 10)' >/dev/null 2>"$TMP/stats"
+grep -q '"event":"start".*"image":"python"' "$TMP/audit"; ok $? "the audit starts with version, image and policy"
+grep -q '"event":"denial","kind":"network","what":"socket"' "$TMP/audit"; ok $? "a network attempt is recorded as a denial"
+grep -q '"event":"denial","kind":"process","what":"fork"' "$TMP/audit"; ok $? "a fork attempt is recorded as a denial"
+grep -q '"event":"end".*"reason":"exit","status":0.*"bytes_out":11' "$TMP/audit"; ok $? "the end record has reason, status and bytes out"
+"$HUSK" run -t 1 --audit "$TMP/audit2" lua -e 'while true do end' 2>/dev/null
+grep -q '"event":"limit","kind":"timeout"' "$TMP/audit2" && grep -q '"reason":"timeout","status":124' "$TMP/audit2"
+ok $? "a timeout is recorded as a limit hit and as the end reason"
+done_testing

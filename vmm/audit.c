@@ -1,0 +1,103 @@
+#include <fcntl.h>
+#include <jansson.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "audit.h"
+#include "policy.h"
+
+#ifndef HUSK_VERSION
+#define HUSK_VERSION "0.1.0"
+#endif
+
+static void emit(int fd, json_t *event)
+{
+	char *line = json_dumps(event, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(event);
+	if (!line)
+		return;
+	size_t n = strlen(line);
+	line[n] = '\n'; /* json_dumps leaves room: the terminating NUL becomes the newline */
+	ssize_t k = write(fd, line, n + 1);
+	(void)k;
+	free(line);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int audit_start(const struct options *o)
+{
+	if (!o->audit)
+		return -1;
+	int fd = open(o->audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -2;
+	emit(fd, json_pack("{s:s, s:f, s:s, s:s, s:o}", "event", "start", "time", now_s(), "version", HUSK_VERSION,
+			   "image", o->program ? o->program : "kernel-selftest", "policy", policy_json(o)));
+	return fd;
+}
+
+static void denial(int fd, const char *kind, const char *what, uint64_t count, const char *by)
+{
+	if (count)
+		emit(fd, json_pack("{s:s, s:s, s:s, s:I, s:s}", "event", "denial", "kind", kind, "what", what, "count",
+				   (json_int_t)count, "counted_by", by));
+}
+
+void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
+{
+	if (fd < 0)
+		return;
+	static const struct { int nr; const char *kind; } watched[] = {
+		{ 41, "network" }, { 53, "network" }, { 42, "network" }, { 56, "process" }, { 57, "process" },
+		{ 58, "process" }, { 59, "process" }, { 322, "process" }, { 435, "process" },
+	};
+	for (size_t i = 0; i < sizeof watched / sizeof watched[0]; i++) {
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, watched[i].nr);
+		denial(fd, watched[i].kind, name ? name : "?", g->calls[watched[i].nr], "guest");
+		free(name);
+	}
+	for (int nr = 0; nr < HUSK_NSYSCALLS; nr++) {
+		int is_watched = 0;
+		for (size_t i = 0; i < sizeof watched / sizeof watched[0]; i++)
+			is_watched |= watched[i].nr == nr;
+		if (is_watched || !g->enosys[nr])
+			continue;
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+		denial(fd, "unknown syscall", name ? name : "?", g->enosys[nr], "guest");
+		free(name);
+	}
+	denial(fd, "read-only disk", "write", g->denied_erofs, "guest");
+	denial(fd, "read-only disk", "device write", r->blk_denied_writes, "husk");
+	if (g->denied_enomem)
+		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", "memory", "count",
+				   (json_int_t)g->denied_enomem, "counted_by", "guest"));
+	if (r->output_cut)
+		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", "output"));
+	if (r->timeout_hit || r->cpu_hit)
+		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", r->cpu_hit ? "cpu" : "timeout"));
+	emit(fd, json_pack("{s:s, s:f, s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I}", "event", "end", "time", now_s(),
+			   "reason", r->reason, "status", r->status, "wall_s", r->wall_s, "cpu_s", r->cpu_s,
+			   "peak_guest_memory", (json_int_t)r->peak_memory, "bytes_out", (json_int_t)r->bytes_out,
+			   "bytes_err", (json_int_t)r->bytes_err, "workdir_bytes_written", (json_int_t)r->workdir_bytes,
+			   "workdir_files_changed", (json_int_t)r->workdir_files));
+	close(fd);
+}
+
+void stats_print(const struct run_record *r)
+{
+	fprintf(stderr,
+		"husk: %s, status %d, %.3f s wall, %.3f s CPU, guest memory peak %llu KiB, "
+		"%llu bytes out, %llu bytes err, workdir: %llu files / %llu bytes written back\n",
+		r->reason, r->status, r->wall_s, r->cpu_s, (unsigned long long)(r->peak_memory >> 10),
+		(unsigned long long)r->bytes_out, (unsigned long long)r->bytes_err, (unsigned long long)r->workdir_files,
+		(unsigned long long)r->workdir_bytes);
+}

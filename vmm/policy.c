@@ -1,0 +1,128 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "errmsg.h"
+#include "policy.h"
+
+/* key, option, kind: s size (string like "256M" or a whole number of bytes),
+ * t seconds (number), p path (string), b boolean, m map of strings. */
+static const struct {
+	const char *key, *option;
+	char kind;
+} keys[] = {
+	{ "memory", "memory", 's' }, { "timeout", "timeout", 't' }, { "cpu_time", "cpu-time", 't' },
+	{ "output_limit", "output-limit", 's' }, { "disk", "disk", 's' }, { "workdir", "workdir", 'p' },
+	{ "env", "env", 'm' }, { "ro", "ro", 'm' }, { "pvm", "no-pvm", 'b' },
+};
+
+struct list {
+	char **v;
+	int n;
+};
+
+static int push(struct list *l, const char *option, const char *value)
+{
+	char **v = realloc(l->v, (l->n + 2) * sizeof *v);
+	if (!v)
+		return -1;
+	l->v = v;
+	if (value ? asprintf(&v[l->n], "--%s=%s", option, value) < 0 : asprintf(&v[l->n], "--%s", option) < 0)
+		return -1;
+	v[++l->n] = NULL;
+	return 0;
+}
+
+static int one(struct list *l, const char *key, json_t *val, char *err, size_t n)
+{
+	size_t k = 0;
+	while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k].key, key))
+		k++;
+	if (k == sizeof keys / sizeof keys[0])
+		return errmsg(err, n, "unknown key \"%s\"", key);
+	const char *opt = keys[k].option;
+	char buf[64];
+	switch (keys[k].kind) {
+	case 's':
+		if (json_is_string(val))
+			return push(l, opt, json_string_value(val));
+		if (!json_is_integer(val) || json_integer_value(val) < 0)
+			return errmsg(err, n, "\"%s\" must be a size like \"256M\" or a number of bytes", key);
+		snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(val));
+		return push(l, opt, buf);
+	case 't':
+		if (!json_is_number(val))
+			return errmsg(err, n, "\"%s\" must be a number of seconds", key);
+		snprintf(buf, sizeof buf, "%.17g", json_number_value(val));
+		return push(l, opt, buf);
+	case 'p':
+		if (!json_is_string(val))
+			return errmsg(err, n, "\"%s\" must be a string", key);
+		return push(l, opt, json_string_value(val));
+	case 'b':
+		if (!json_is_boolean(val))
+			return errmsg(err, n, "\"%s\" must be true or false", key);
+		return json_is_false(val) ? push(l, opt, NULL) : 0;
+	}
+	if (!json_is_object(val))
+		return errmsg(err, n, "\"%s\" must be an object of strings", key);
+	const char *name;
+	json_t *v;
+	json_object_foreach(val, name, v) {
+		char *pair;
+		if (!json_is_string(v))
+			return errmsg(err, n, "\"%s\".\"%s\" must be a string", key, name);
+		if (asprintf(&pair, "%s=%s", name, json_string_value(v)) < 0)
+			return -1;
+		int r = push(l, opt, pair);
+		free(pair);
+		if (r)
+			return -1;
+	}
+	return 0;
+}
+
+int policy_to_args(const char *path, char ***args, char *err, size_t n)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return errmsg(err, n, "policy %s: %s (line %d)", path, je.text, je.line);
+	struct list l = { NULL, 0 };
+	char why[256] = "out of memory";
+	int r = json_is_object(root) ? 0 : errmsg(why, sizeof why, "the top level must be an object");
+	const char *key;
+	json_t *val;
+	json_object_foreach(root, key, val) {
+		if (r || (r = one(&l, key, val, why, sizeof why)))
+			break;
+	}
+	if (r)
+		errmsg(err, n, "policy %s: %s", path, why);
+	json_decref(root);
+	if (r)
+		return -1;
+	*args = l.v;
+	return l.n;
+}
+
+json_t *policy_json(const struct options *o)
+{
+	json_t *env = json_object(), *ro = json_object();
+	for (int i = 0; i < o->nenv; i++) {
+		const char *eq = strchr(o->env[i], '=');
+		char *k = strndup(o->env[i], eq - o->env[i]);
+		json_object_set_new(env, k, json_string(eq + 1));
+		free(k);
+	}
+	for (int i = 0; i < o->nro; i++) {
+		const char *eq = strchr(o->ro[i], '=');
+		char *k = strndup(o->ro[i], eq - o->ro[i]);
+		json_object_set_new(ro, k, json_string(eq + 1));
+		free(k);
+	}
+	json_t *p = json_pack("{s:I, s:f, s:f, s:I, s:I, s:b, s:o, s:o}", "memory", (json_int_t)o->memory, "timeout",
+			      o->timeout, "cpu_time", o->cpu_time, "output_limit", (json_int_t)o->output_limit, "disk",
+			      (json_int_t)o->disk_size, "pvm", !o->no_pvm, "env", env, "ro", ro);
+	json_object_set_new(p, "workdir", o->workdir ? json_string(o->workdir) : json_null());
+	return p;
+}
