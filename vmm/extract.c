@@ -267,7 +267,8 @@ static void remove_tree(int parent, const char *name, struct extract_stats *st)
 /* Host entries of a finished directory that the image no longer has. */
 static void prune(struct level *l, struct extract_stats *st)
 {
-	qsort(l->names, l->n, sizeof *l->names, cmp_str);
+	if (l->n) /* qsort and bsearch want a real array, even for 0 names */
+		qsort(l->names, l->n, sizeof *l->names, cmp_str);
 	int fd = dup(l->fd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (d) {
@@ -277,7 +278,7 @@ static void prune(struct level *l, struct extract_stats *st)
 		while ((e = readdir(d))) {
 			const char *nm = e->d_name;
 			if (!strcmp(nm, ".") || !strcmp(nm, "..") || (l->fd == l->root && (!strcmp(nm, "lost+found") || !strcmp(nm, ".husk-unlinked"))) ||
-			    bsearch(&nm, l->names, l->n, sizeof *l->names, cmp_str))
+			    (l->n && bsearch(&nm, l->names, l->n, sizeof *l->names, cmp_str)))
 				continue;
 			char **g = realloc(gone, (ng + 1) * sizeof *g);
 			if (!g || !(g[ng] = strdup(nm)))
