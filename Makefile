@@ -69,7 +69,8 @@ run: deps
 check: deps
 	$(MAKE) all $(BUILD)/timeit
 	$(MAKE) -C tests BUILD=$(BUILD)
-	prove -v tests/unit/*.t tests/integration/*.t
+	prove -v tests/unit/*.t tests/integration/*.t tests/hostile/*.t
+	$(MAKE) fuzz-smoke
 
 $(BUILD)/timeit: bench/timeit.c
 	$(CC) $(HOST_CFLAGS) -o $@ $<
@@ -80,6 +81,18 @@ bench: all $(BUILD)/timeit
 	bench/compute
 	bench/syscall
 	bench/python
+
+# --- fuzzing (libFuzzer: clang, libclang-rt-14-dev) -------------------------
+# tests/fuzz: each target runs FUZZ_SECONDS and prints libFuzzer's "Done N
+# runs" line; fuzz-smoke is the short run for CI.  A crash fails either one
+# and leaves its input in $(BUILD)/fuzz/crashes/TARGET/.
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+.PHONY: fuzz fuzz-smoke
+fuzz:
+	@$(MAKE) --no-print-directory -C tests/fuzz BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) run
+fuzz-smoke:
+	@$(MAKE) --no-print-directory -C tests/fuzz BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) run
 
 conformance: all
 	tests/conformance/run

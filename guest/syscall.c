@@ -29,7 +29,7 @@ enum {
 	SYS_newfstatat = 262, SYS_unlinkat = 263, SYS_renameat = 264, SYS_linkat = 265,
 	SYS_symlinkat = 266, SYS_readlinkat = 267, SYS_fchmodat = 268, SYS_faccessat = 269,
 	SYS_utimensat = 280, SYS_dup3 = 292, SYS_syncfs = 306, SYS_renameat2 = 316,
-	SYS_getrandom = 318, SYS_faccessat2 = 439, SYS_nanosleep = 35, SYS_clock_nanosleep = 230, SYS_socket = 41, SYS_socketpair = 53,
+	SYS_getrandom = 318, SYS_faccessat2 = 439, SYS_nanosleep = 35, SYS_clock_nanosleep = 230, SYS_socket = 41, SYS_socketpair = 53, SYS_kill = 62, SYS_tkill = 200, SYS_tgkill = 234,
 };
 
 #define AT_FDCWD (-100)
@@ -117,6 +117,31 @@ static long sys_time(long *t)
 		*t = s;
 	}
 	return s;
+}
+
+/* kill/tkill/tgkill: the only process is the program itself (pid and tid 1).
+ * Signals are never delivered to handlers, so a signal whose action is the
+ * default is handled as Linux would: ignored, or the program dies of it
+ * (abort() ends here with SIGABRT). */
+static long sys_kill_self(long pid, long sig)
+{
+	if (pid != 1 && pid != 0)
+		return -3; /* ESRCH: no other process (kill(-1) spares the caller) */
+	if (sig < 0 || sig > 64)
+		return -EINVAL;
+	if (!sig)
+		return 0;
+	static const uint64_t ignored_by_default = 1ull << 17 | 1ull << 23 | 1ull << 28 | 1ull << 18; /* CHLD URG WINCH CONT */
+	uint64_t handler = sigactions[sig].handler;
+	if (sig != 9 && sig != 19 && (handler == 1 /* SIG_IGN */ || (!handler && (ignored_by_default >> sig & 1))))
+		return 0;
+	if (sig != 9 && sig != 19 && handler > 1)
+		return -ENOSYS; /* a handler that cannot be run: say so rather than pretend */
+	volatile struct husk_fault *r = &REPORT->fault;
+	r->vector = HUSK_FAULT_SIGNAL, r->error = 0, r->rip = 0, r->addr = 0, r->signal = sig;
+	vfs_sync_all();
+	for (;;)
+		outl(HUSK_PORT_FAULT, 0);
 }
 
 /* Sleeping is the host's job: one exit, no guest CPU spent. */
@@ -233,6 +258,9 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_chown: case SYS_lchown: return sys_chown(AT_FDCWD, (const char *)a1, a2, a3, nr == SYS_chown);
 	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & 0x100));
 	case SYS_fchown: return sys_fchown(a1, a2, a3);
+	case SYS_kill: return sys_kill_self(a1, a2);
+	case SYS_tkill: return sys_kill_self(a1, a2);
+	case SYS_tgkill: return sys_kill_self(a1 == a2 ? a1 : 2, a3);
 	case SYS_socket: case SYS_socketpair:
 		return -97; /* EAFNOSUPPORT: there is no network in the guest */
 	case SYS_nanosleep: return sys_clock_nanosleep(1, 0, (void *)a1, (void *)a2);

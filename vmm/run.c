@@ -58,7 +58,11 @@ static void arm_timeout(double seconds)
 }
 
 static const char *const signal_names[32] = {
-	[4] = "SIGILL", [5] = "SIGTRAP", [7] = "SIGBUS", [8] = "SIGFPE", [11] = "SIGSEGV",
+	[1] = "SIGHUP", [2] = "SIGINT", [3] = "SIGQUIT", [4] = "SIGILL", [5] = "SIGTRAP", [6] = "SIGABRT",
+	[7] = "SIGBUS", [8] = "SIGFPE", [9] = "SIGKILL", [10] = "SIGUSR1", [11] = "SIGSEGV", [12] = "SIGUSR2",
+	[13] = "SIGPIPE", [14] = "SIGALRM", [15] = "SIGTERM", [16] = "SIGSTKFLT", [19] = "SIGSTOP",
+	[20] = "SIGTSTP", [21] = "SIGTTIN", [22] = "SIGTTOU", [24] = "SIGXCPU", [25] = "SIGXFSZ",
+	[26] = "SIGVTALRM", [27] = "SIGPROF", [29] = "SIGIO", [30] = "SIGPWR", [31] = "SIGSYS",
 };
 static const char *const vector_names[32] = {
 	[0] = "divide error", [1] = "debug trap", [3] = "breakpoint", [4] = "overflow",
@@ -71,6 +75,12 @@ static int program_fault(struct vm *v)
 {
 	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
 	struct husk_fault f = r->fault; /* a copy: the guest is stopped, but untrusted */
+	if (f.vector == HUSK_FAULT_SIGNAL && f.signal > 0 && f.signal <= 64) {
+		fprintf(stderr, "husk: program killed by %s%.0lu (it sent the signal to itself)\n",
+			f.signal < 32 && signal_names[f.signal] ? signal_names[f.signal] : "signal ",
+			f.signal < 32 && signal_names[f.signal] ? 0ul : f.signal);
+		return 128 + (int)f.signal;
+	}
 	if (f.signal >= 32 || !signal_names[f.signal] || f.vector >= 32) {
 		fprintf(stderr, "husk: guest reported a fault with signal %lu, vector %lu\n", f.signal, f.vector);
 		return EXIT_PANIC;

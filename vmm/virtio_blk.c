@@ -27,6 +27,8 @@ static size_t take(struct cursor *k, int writable, uint64_t n, struct iovec *iov
 {
 	size_t got = 0;
 	*niov = 0;
+	while (k->seg < k->c->n && k->c->seg[k->seg].len == 0)
+		k->seg++; /* empty descriptors carry nothing, in either direction */
 	while (n && k->seg < k->c->n && k->c->seg[k->seg].writable == writable && *niov < max) {
 		struct virtq_seg *s = &k->c->seg[k->seg];
 		uint64_t left = s->len - k->off, step = left < n ? left : n;
@@ -104,7 +106,8 @@ static long serve(struct blk *b, struct virtq_chain *c, const char **err)
 	case T_IN:
 		if (data_out)
 			return *err = "virtio-blk: read request carries data", -1;
-		take(&k, 1, data_in, iov, &niov, VIRTQ_MAX_SIZE);
+		if (take(&k, 1, data_in, iov, &niov, VIRTQ_MAX_SIZE) != data_in)
+			return *err = "virtio-blk: read request's buffers are not all device-writable", -1;
 		st = do_io(b, 0, sector, iov, niov, data_in);
 		if (st == S_OK)
 			written += data_in;
@@ -112,7 +115,8 @@ static long serve(struct blk *b, struct virtq_chain *c, const char **err)
 	case T_OUT:
 		if (data_in)
 			return *err = "virtio-blk: write request has device-writable data", -1;
-		take(&k, 0, data_out, iov, &niov, VIRTQ_MAX_SIZE);
+		if (take(&k, 0, data_out, iov, &niov, VIRTQ_MAX_SIZE) != data_out)
+			return *err = "virtio-blk: write request's data is not all device-readable", -1;
 		st = do_io(b, 1, sector, iov, niov, data_out);
 		break;
 	case T_FLUSH:
@@ -123,7 +127,8 @@ static long serve(struct blk *b, struct virtq_chain *c, const char **err)
 			st = S_IOERR;
 			break;
 		}
-		take(&k, 1, sizeof b->id, iov, &niov, VIRTQ_MAX_SIZE);
+		if (take(&k, 1, sizeof b->id, iov, &niov, VIRTQ_MAX_SIZE) != sizeof b->id)
+			return *err = "virtio-blk: id request's buffer is not device-writable", -1;
 		for (int i = 0, at = 0; i < niov; at += iov[i].iov_len, i++)
 			memcpy(iov[i].iov_base, b->id + at, iov[i].iov_len);
 		written += sizeof b->id;

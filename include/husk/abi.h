@@ -58,6 +58,7 @@
 #define HUSK_PORT_SLEEP 0x513 /* sleep report.sleep_ns on the host, then resume */
 
 #define HUSK_NSYSCALLS 512
+#define HUSK_FAULT_SIGNAL 256 /* husk_fault.vector: the program sent itself a fatal signal */
 #define HUSK_KERNEL_MAGIC 0x4c4e524b4b535548ull /* "HUSKKRNL" */
 
 #ifndef __ASSEMBLER__

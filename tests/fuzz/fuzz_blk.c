@@ -3,8 +3,8 @@
  * Flags byte: bit 0, read-only; bits 1-2, the size blk_init is told:
  * 1 MiB, 1 MiB + 511 (not a whole number of sectors), 2 MiB (past the end
  * of the file, which reads as zeros), 0.  A read-only disk must come out of
- * the run unchanged. */
-#include <sys/mman.h>
+ * the run unchanged: still without a single page allocated. */
+#include <sys/mman.h> /* memfd_create */
 #include <sys/stat.h>
 #include <unistd.h>
 #include "mmio_prog.h"
@@ -14,7 +14,6 @@
 
 static struct blk blk;
 static int disk_fd = -1;
-static const uint8_t *disk; /* the memfd, mapped shared: what a write did */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,8 +22,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		heap_guest_mem(&mem, RAM);
 		disk_fd = memfd_create("fuzz_blk", MFD_CLOEXEC);
 		CHECK(disk_fd >= 0 && ftruncate(disk_fd, DISK) == 0, "memfd");
-		disk = mmap(NULL, DISK, PROT_READ, MAP_SHARED, disk_fd, 0);
-		CHECK(disk != MAP_FAILED, "mmap of the memfd");
 	}
 	CHECK(ftruncate(disk_fd, 0) == 0 && ftruncate(disk_fd, DISK) == 0, "emptying the disk");
 	uint8_t flags = size ? data[0] : 0;
@@ -35,9 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct stat st;
 		CHECK(blk.bytes_written == 0, "%llu bytes written to a read-only disk",
 		      (unsigned long long)blk.bytes_written);
-		CHECK(fstat(disk_fd, &st) == 0 && st.st_size == DISK, "a read-only disk changed size");
-		static const uint8_t zero[DISK];
-		CHECK(!memcmp(disk, zero, DISK), "a read-only disk was written");
+		/* emptied, the memfd has no pages: a write of anything allocates one */
+		CHECK(fstat(disk_fd, &st) == 0 && st.st_size == DISK && st.st_blocks == 0, "a read-only disk was written");
 	}
 	return 0;
 }

@@ -1,15 +1,17 @@
 /* vmm/virtio_mmio.c and vmm/virtio_console.c driven by a byte program
  * (mmio_prog.h).  Flags byte: bit 0, the console reads /dev/zero (else it
  * has no input, as stdout and stderr); bit 1, an output limit of
- * (flags >> 2) * 64 bytes.  Output goes to /dev/null. */
+ * (flags >> 3) * 64 bytes; bit 2, output goes to a pipe nobody reads
+ * (EPIPE: the reader went away), else to /dev/null. */
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include "mmio_prog.h"
 #include "virtio_console.h"
 
 static struct console con;
 static struct output_limit limit;
-static int null_fd = -1, zero_fd = -1;
+static int null_fd = -1, zero_fd = -1, broken_fd = -1;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -17,13 +19,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		heap_guest_mem(&mem, RAM);
 		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-		CHECK(null_fd >= 0 && zero_fd >= 0, "cannot open /dev/null and /dev/zero");
+		int p[2];
+		CHECK(null_fd >= 0 && zero_fd >= 0 && pipe2(p, O_CLOEXEC) == 0, "cannot open /dev/null, /dev/zero, a pipe");
+		close(p[0]);
+		broken_fd = p[1];
+		signal(SIGPIPE, SIG_IGN); /* as husk: EPIPE instead */
 	}
 	uint8_t flags = size ? data[0] : 0;
-	console_init(&con, 0xd0000000ull, &mem, flags & 1 ? zero_fd : -1, null_fd);
+	console_init(&con, 0xd0000000ull, &mem, flags & 1 ? zero_fd : -1, flags & 4 ? broken_fd : null_fd);
 	if (flags & 2) {
 		/* cut already set: the one-line notice would go to stderr on every run */
-		limit = (struct output_limit){ .limit = (uint64_t)(flags >> 2) * 64, .cut = 1 };
+		limit = (struct output_limit){ .limit = (uint64_t)(flags >> 3) * 64, .cut = 1 };
 		con.limit = &limit;
 	}
 	mmio_run(&con.mmio, data, size);

@@ -1,0 +1,12 @@
+/* expected: the i386 `int $0x80` gate: kvm_pvm cannot run it, husk reports the guest crashed: exit 122 ("instruction KVM cannot handle") after "before int $0x80" */
+#include <stdio.h>
+
+int main(void)
+{
+	long ret = 20; /* i386 getpid */
+	printf("before int $0x80\n");
+	fflush(stdout);
+	__asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
+	printf("int $0x80 returned %ld\n", ret);
+	return 0;
+}

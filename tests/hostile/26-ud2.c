@@ -1,0 +1,6 @@
+/* expected: ud2 is an invalid opcode: husk reports SIGILL, exit 132 */
+int main(void)
+{
+	__asm__ volatile("ud2");
+	return 0;
+}

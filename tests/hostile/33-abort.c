@@ -1,0 +1,10 @@
+/* expected: abort() kills the program with SIGABRT: exit 134 (TODO: today husk exits 122 "guest halted without exiting": musl's abort ends in hlt because signals are never delivered) */
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(void)
+{
+	printf("before abort\n");
+	fflush(stdout);
+	abort();
+}
