@@ -108,6 +108,8 @@ long sys_openat(long dirfd, const char *upath, long flags, long mode)
 	struct node *n = node_buf();
 	int follow = !(flags & O_NOFOLLOW) && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
 	int r = lookup_at(dirfd, upath, follow, n);
+	if (r == -ENOENT && (flags & O_CREAT) && n->kind == NODE_SYNTH)
+		return -EROFS; /* creating in /, /data or /dev */
 	if (r)
 		return r;
 	if ((flags & O_TMPFILE_DIR) && !(flags & O_DIRECTORY))
