@@ -13,7 +13,7 @@ static const int allowed[] = {
 	SCMP_SYS(poll), SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(setitimer),
 	SCMP_SYS(rt_sigreturn), SCMP_SYS(close), SCMP_SYS(munmap), SCMP_SYS(brk), SCMP_SYS(mmap),
 	SCMP_SYS(madvise), SCMP_SYS(futex), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(lseek),
-	SCMP_SYS(getrandom), SCMP_SYS(mincore), SCMP_SYS(exit), SCMP_SYS(exit_group),
+	SCMP_SYS(getrandom), SCMP_SYS(mincore), SCMP_SYS(wait4), SCMP_SYS(exit), SCMP_SYS(exit_group),
 };
 
 int confine_vmm(char *err, size_t n)

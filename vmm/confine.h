@@ -1,7 +1,7 @@
 /* Confining the VMM itself before the first KVM_RUN: the guest is untrusted,
  * so a bug in husk's device code must not reach the rest of the host.
  * PR_SET_NO_NEW_PRIVS, then a libseccomp allowlist (kill on violation) of
- * the 23 system calls the run loop and its devices make; ioctl only with
+ * the 24 system calls the run loop and its devices make; ioctl only with
  * KVM_RUN and KVM_GET_REGS. */
 #ifndef HUSK_CONFINE_H
 #define HUSK_CONFINE_H

@@ -60,7 +60,7 @@ int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t n)
 		helper(go[0], result[1], ds);
 	}
 	close(go[0]), close(result[1]);
-	w->go = go[1], w->result = result[0];
+	w->go = go[1], w->result = result[0], w->pid = pid;
 	ds->d[ds->workdir].temporary = 0; /* the helper deletes the image */
 	return 0;
 }
@@ -82,6 +82,9 @@ int writeback_finish(struct writeback *w, struct disks *ds, int status, struct e
 			break;
 		got += k;
 	}
+	close(w->go);
+	while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+		; /* husk leaves no process behind */
 	if (got < sizeof r) {
 		fprintf(stderr, "husk: workdir %s: the write-back helper died\n", ds->workdir_path);
 		return EXIT_WORKDIR;

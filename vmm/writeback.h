@@ -4,10 +4,12 @@
  * go and waits for its report. */
 #ifndef HUSK_WRITEBACK_H
 #define HUSK_WRITEBACK_H
+#include <sys/types.h>
 #include "disks.h"
 
 struct writeback {
 	int go, result; /* pipe ends held by the VMM; -1: no helper */
+	pid_t pid;
 };
 
 int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t errlen);
