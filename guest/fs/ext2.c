@@ -2437,12 +2437,23 @@ int ext2_stat(struct ext2_fs *fs, uint32_t ino, struct ext2_stat *st)
 	return 0;
 }
 
+/* An inode a mutating call may change: not on a read-only mount. */
+static int inode_for_change(struct ext2_fs *fs, uint32_t ino, struct ino *ip)
+{
+	return fs->read_only ? -EROFS : inode_get(fs, ino, ip);
+}
+
+/* A regular file's inode, for writing or truncating. */
+static int regular_for_change(struct ext2_fs *fs, uint32_t ino, struct ino *ip)
+{
+	int r = inode_for_change(fs, ino, ip);
+	return r ? r : is_dir(ip) ? -EISDIR : !is_reg(ip) ? -EINVAL : 0;
+}
+
 int ext2_set_times(struct ext2_fs *fs, uint32_t ino, int64_t atime, int64_t mtime)
 {
 	struct ino ip;
-	if (fs->read_only)
-		return -EROFS;
-	int r = inode_get(fs, ino, &ip);
+	int r = inode_for_change(fs, ino, &ip);
 	if (r)
 		return r;
 	if (atime != -1)
@@ -2456,9 +2467,7 @@ int ext2_set_times(struct ext2_fs *fs, uint32_t ino, int64_t atime, int64_t mtim
 int ext2_chmod(struct ext2_fs *fs, uint32_t ino, uint32_t mode)
 {
 	struct ino ip;
-	if (fs->read_only)
-		return -EROFS;
-	int r = inode_get(fs, ino, &ip);
+	int r = inode_for_change(fs, ino, &ip);
 	if (r)
 		return r;
 	ip.d.mode = (uint16_t)(mode_type(ip.d.mode) | (mode & 07777));
@@ -2537,15 +2546,9 @@ long ext2_read(struct ext2_fs *fs, uint32_t ino, uint64_t off, void *buf, size_t
 long ext2_write(struct ext2_fs *fs, uint32_t ino, uint64_t off, const void *buf, size_t len)
 {
 	struct ino ip;
-	if (fs->read_only)
-		return -EROFS;
-	int r = inode_get(fs, ino, &ip);
+	int r = regular_for_change(fs, ino, &ip);
 	if (r)
 		return r;
-	if (is_dir(&ip))
-		return -EISDIR;
-	if (!is_reg(&ip))
-		return -EINVAL;
 	if (len == 0)
 		return 0;
 	if (off >= fs->max_size)
@@ -2580,15 +2583,9 @@ long ext2_write(struct ext2_fs *fs, uint32_t ino, uint64_t off, const void *buf,
 int ext2_truncate(struct ext2_fs *fs, uint32_t ino, uint64_t size)
 {
 	struct ino ip;
-	if (fs->read_only)
-		return -EROFS;
-	int r = inode_get(fs, ino, &ip);
+	int r = regular_for_change(fs, ino, &ip);
 	if (r)
 		return r;
-	if (is_dir(&ip))
-		return -EISDIR;
-	if (!is_reg(&ip))
-		return -EINVAL;
 	if (size > fs->max_size)
 		return -EFBIG;
 	ra_drop(fs, ino);
