@@ -33,16 +33,28 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-int audit_start(const struct options *o)
+int audit_open(const struct options *o)
 {
 	if (!o->audit)
 		return -1;
 	int fd = open(o->audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	return fd < 0 ? -2 : fd;
+}
+
+void audit_start(int fd, const struct options *o, const struct isolation *iso)
+{
 	if (fd < 0)
-		return -2;
-	emit(fd, json_pack("{s:s, s:f, s:s, s:s, s:o}", "event", "start", "time", now_s(), "version", HUSK_VERSION,
-			   "image", o->program ? o->program : "kernel-selftest", "policy", policy_json(o)));
-	return fd;
+		return;
+	const char *names[5];
+	json_t *ns = json_array();
+	for (int i = 0, n = isolation_names(iso, names); i < n; i++)
+		json_array_append_new(ns, json_string(names[i]));
+	json_t *isolation = json_pack("{s:o, s:b}", "namespaces", ns, "empty_root", iso->empty_root);
+	if (iso->why[0])
+		json_object_set_new(isolation, "missing", json_string(iso->why));
+	emit(fd, json_pack("{s:s, s:f, s:s, s:s, s:o, s:o}", "event", "start", "time", now_s(), "version", HUSK_VERSION,
+			   "image", o->program ? o->program : "kernel-selftest", "policy", policy_json(o),
+			   "isolation", isolation));
 }
 
 static void denial(int fd, const char *kind, const char *what, uint64_t count, const char *by)

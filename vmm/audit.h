@@ -6,6 +6,7 @@
 #define HUSK_AUDIT_H
 #include <stdint.h>
 #include "husk/abi.h"
+#include "isolate.h"
 #include "options.h"
 
 struct run_record {
@@ -19,8 +20,11 @@ struct run_record {
 	uint64_t workdir_bytes, workdir_files;
 };
 
-/* Opened and the start written before the VMM is confined; -1 without --audit. */
-int audit_start(const struct options *o);
+/* Opened before the VMM loses its view of the host's files; -1 without
+ * --audit, -2 if it cannot be opened. */
+int audit_open(const struct options *o);
+/* The start record, with the isolation the VMM got. */
+void audit_start(int fd, const struct options *o, const struct isolation *iso);
 void audit_end(int fd, const struct run_record *r, const struct husk_report *guest);
 void stats_print(const struct run_record *r);
 #endif

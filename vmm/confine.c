@@ -8,7 +8,7 @@
 #include "errmsg.h"
 
 /* What the run loop, the devices, the timeout and stdio need from here on. */
-static const int allowed[] = {
+static const int vmm_calls[] = {
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(pread64), SCMP_SYS(pwrite64), SCMP_SYS(fdatasync),
 	SCMP_SYS(poll), SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(setitimer),
 	SCMP_SYS(rt_sigreturn), SCMP_SYS(close), SCMP_SYS(munmap), SCMP_SYS(brk), SCMP_SYS(mmap),
@@ -16,24 +16,41 @@ static const int allowed[] = {
 	SCMP_SYS(getrandom), SCMP_SYS(mincore), SCMP_SYS(wait4), SCMP_SYS(exit), SCMP_SYS(exit_group),
 };
 
-int confine_vmm(char *err, size_t n)
+/* The supervisor waits, kills the VMM on a stop request, and ends like it. */
+static const int supervisor_calls[] = {
+	SCMP_SYS(wait4), SCMP_SYS(kill), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask),
+	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(tgkill), SCMP_SYS(write), SCMP_SYS(exit_group),
+};
+
+static int confine(const int *calls, size_t ncalls, int kvm, char *err, size_t n)
 {
-	/* No core dumps of guest memory, no new processes. */
+	/* No core dumps of guest memory, no new processes or files. */
 	struct rlimit zero = { 0, 0 };
 	setrlimit(RLIMIT_CORE, &zero);
 	setrlimit(RLIMIT_NPROC, &zero);
+	setrlimit(RLIMIT_NOFILE, &zero);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return errmsg(err, n, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int r = ctx ? 0 : -ENOMEM;
-	for (size_t i = 0; !r && i < sizeof allowed / sizeof allowed[0]; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
-	if (!r)
+	for (size_t i = 0; !r && i < ncalls; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, calls[i], 0);
+	if (!r && kvm)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_RUN));
-	if (!r)
+	if (!r && kvm)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_GET_REGS));
 	if (!r)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
 	return r ? errmsg(err, n, "cannot install the seccomp filter: %s", strerror(-r)) : 0;
+}
+
+int confine_vmm(char *err, size_t n)
+{
+	return confine(vmm_calls, sizeof vmm_calls / sizeof vmm_calls[0], 1, err, n);
+}
+
+int confine_supervisor(char *err, size_t n)
+{
+	return confine(supervisor_calls, sizeof supervisor_calls / sizeof supervisor_calls[0], 0, err, n);
 }

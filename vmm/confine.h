@@ -5,7 +5,11 @@
  * KVM_RUN and KVM_GET_REGS. */
 #ifndef HUSK_CONFINE_H
 #define HUSK_CONFINE_H
+#include <stddef.h>
 
-/* 0, or -1 with a reason in err. */
+/* 0, or -1 with a reason in err.  Also rlimits: no core, no new process,
+ * no new file descriptor. */
 int confine_vmm(char *err, size_t errlen);
+/* The supervisor (isolate.h): waiting, killing the VMM, exiting. */
+int confine_supervisor(char *err, size_t errlen);
 #endif

@@ -23,6 +23,7 @@
 #include "boot_fdt.h"
 #include "disks.h"
 #include "confine.h"
+#include "isolate.h"
 #include "elf_load.h"
 #include "exit_codes.h"
 #include "husk/abi.h"
@@ -90,6 +91,9 @@ static void help(void)
 	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
 	       "      --stats           a short summary of the run on stderr\n"
 	       "      --no-pvm          do not use kvm_pvm even where /dev/kvm offers it\n"
+	       "      --no-namespaces   keep the VMM in husk's namespaces and root (saves\n"
+	       "                        ~0.6 ms; by default it gets new pid, mount, network,\n"
+	       "                        IPC and UTS namespaces and an empty root)\n"
 	       "      --syscalls        list the system calls the program made, on stderr\n"
 	       "      --kernel-selftest boot the guest kernel into its self-test instead of a program\n"
 	       "  -h, --help            show this help\n"
@@ -159,6 +163,7 @@ static const struct option longopts[] = {
 	{ "audit", required_argument, 0, 'A' },
 	{ "stats", no_argument, 0, 's' },
 	{ "no-pvm", no_argument, 0, 'P' },
+	{ "no-namespaces", no_argument, 0, 'N' },
 	{ "syscalls", no_argument, 0, 'S' },
 	{ "kernel-selftest", no_argument, 0, 'K' },
 	{ "help", no_argument, 0, 'h' },
@@ -196,6 +201,7 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 		case 'A': t->audit = optarg; break;
 		case 's': t->stats = 1; break;
 		case 'P': t->no_pvm = 1; break;
+		case 'N': t->no_namespaces = 1; break;
 		case 'S': t->syscalls = 1; break;
 		case 'K': t->selftest = 1; break;
 		case 'h': help(); exit(0);
@@ -424,6 +430,9 @@ static int run(struct options *o)
 	struct writeback wb;
 	if (writeback_start(&wb, &disks, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
+	struct isolation iso = { 0 };
+	if (!o->no_namespaces && isolate_vmm(&iso, err, sizeof err))
+		die(EXIT_INTERNAL, "%s", err);
 
 	struct vm vm;
 	int user_error;
@@ -491,10 +500,13 @@ static int run(struct options *o)
 	run_prepare(&lim);
 	close(vm.kvm); /* the system fd: not needed to run */
 	vm.kvm = -1;
-	int audit = audit_start(o);
+	int audit = audit_open(o);
 	if (audit == -2)
 		die(EXIT_USAGE, "cannot open the audit file %s: %s", o->audit, strerror(errno));
 	int trigger = getenv("HUSK_TEST_SECCOMP_TRIGGER") != NULL;
+	if (!o->no_namespaces)
+		isolate_root(&iso); /* the last file was opened above */
+	audit_start(audit, o, &iso);
 	if (confine_vmm(err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
 	if (trigger) /* test only: a call outside the allowlist must kill husk */

@@ -9,7 +9,7 @@ struct options {
 	uint64_t output_limit;
 	char **env;
 	int nenv;
-	int no_pvm, syscalls, selftest, stats;
+	int no_pvm, no_namespaces, syscalls, selftest, stats;
 	const char *audit;  /* --audit FILE */
 	char **ro;       /* --ro NAME=PATH */
 	int nro;

@@ -13,6 +13,7 @@ static const struct {
 	{ "memory", "memory", 's' }, { "timeout", "timeout", 't' }, { "cpu_time", "cpu-time", 't' },
 	{ "output_limit", "output-limit", 's' }, { "disk", "disk", 's' }, { "workdir", "workdir", 'p' },
 	{ "env", "env", 'm' }, { "ro", "ro", 'm' }, { "pvm", "no-pvm", 'b' },
+	{ "namespaces", "no-namespaces", 'b' },
 };
 
 struct list {
@@ -120,9 +121,10 @@ json_t *policy_json(const struct options *o)
 		json_object_set_new(ro, k, json_string(eq + 1));
 		free(k);
 	}
-	json_t *p = json_pack("{s:I, s:f, s:f, s:I, s:I, s:b, s:o, s:o}", "memory", (json_int_t)o->memory, "timeout",
+	json_t *p = json_pack("{s:I, s:f, s:f, s:I, s:I, s:b, s:b, s:o, s:o}", "memory", (json_int_t)o->memory, "timeout",
 			      o->timeout, "cpu_time", o->cpu_time, "output_limit", (json_int_t)o->output_limit, "disk",
-			      (json_int_t)o->disk_size, "pvm", !o->no_pvm, "env", env, "ro", ro);
+			      (json_int_t)o->disk_size, "pvm", !o->no_pvm,
+			      "namespaces", !o->no_namespaces, "env", env, "ro", ro);
 	json_object_set_new(p, "workdir", o->workdir ? json_string(o->workdir) : json_null());
 	return p;
 }

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -28,6 +29,9 @@ static void full_write(int fd, const void *p, size_t n)
 
 static _Noreturn void helper(int go, int result, struct disks *ds)
 {
+	/* A Ctrl-C reaches the whole process group: the helper still cleans
+	 * up, learning of the end of the run from its pipe. */
+	signal(SIGINT, SIG_IGN), signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN), signal(SIGQUIT, SIG_IGN);
 	char c;
 	ssize_t k;
 	while ((k = read(go, &c, 1)) < 0 && errno == EINTR)

@@ -1,21 +1,67 @@
 #!/bin/sh
 # The VMM confines itself before the first KVM_RUN: no new privileges, a
-# seccomp allowlist that kills on violation, no inherited file descriptors.
+# seccomp allowlist that kills on violation, no inherited file descriptors,
+# new namespaces and an empty root; the supervisor left behind is confined
+# too, and a stop request for husk ends the whole run.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 5
+plan 24
+
+# The VMM is the supervisor's only child (no workdir: no write-back helper).
+vmm_of() { tr -d ' ' < /proc/$1/task/$1/children; }
 
 exec 9>"$TMP/inherited"
 "$HUSK" run -t 20 python -c 'import time; time.sleep(3)' &
 pid=$!
 sleep 1.5
-grep -q '^Seccomp:[[:space:]]*2$' /proc/$pid/status; ok $? "a running husk is in seccomp filter mode (Seccomp: 2)"
-grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$pid/status; ok $? "and has NoNewPrivs: 1"
-[ ! -e /proc/$pid/fd/9 ]; ok $? "an fd inherited from the caller is closed"
+vmm=$(vmm_of $pid)
+for p in $pid $vmm; do
+	who=$([ $p = $pid ] && echo supervisor || echo VMM)
+	grep -q '^Seccomp:[[:space:]]*2$' /proc/$p/status; ok $? "the running husk $who is in seccomp filter mode (Seccomp: 2)"
+	grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$p/status; ok $? "the $who has NoNewPrivs: 1"
+	[ ! -e /proc/$p/fd/9 ]; ok $? "the $who does not hold an fd inherited from the caller"
+done
+for ns in pid mnt net ipc uts; do
+	[ -n "$(readlink /proc/$vmm/ns/$ns)" ] && [ "$(readlink /proc/$vmm/ns/$ns)" != "$(readlink /proc/self/ns/$ns)" ]
+	ok $? "the VMM is in a new $ns namespace"
+done
+is "$(sed -n 's/^NSpid:[[:space:]]*[0-9]*[[:space:]]*//p' /proc/$vmm/status)" 1 "the VMM is pid 1 of its pid namespace"
+is "$(ls -A /proc/$vmm/root/ | wc -l)" 0 "the VMM's root directory is empty"
+grep -q '^Max open files *0 *0 ' /proc/$vmm/limits; ok $? "the VMM may not open any more files (RLIMIT_NOFILE 0)"
 wait $pid
+is "$?" 0 "the confined run ends normally"
 exec 9>&-
 
 HUSK_TEST_SECCOMP_TRIGGER=1 "$HUSK" run lua -e 'print(1)' > /dev/null 2>&1
 is "$?" 159 "a system call outside the allowlist kills husk with SIGSYS (test-only trigger)"
 is "$("$HUSK" run lua -e 'print(1+1)')" "2" "without the trigger the confined VMM runs normally"
+
+# A stop request (SIGTERM) to husk ends the run: the VMM, pid 1 of its
+# namespace, would ignore it; the supervisor kills it and ends by SIGTERM.
+mkdir "$TMP/w"
+TMPDIR=$TMP "$HUSK" run -w "$TMP/w" -t 60 lua -e 'while true do end' &
+pid=$!
+sleep 1
+kids=$(cat /proc/$pid/task/$pid/children)
+kill -TERM $pid
+wait $pid
+is "$?" 143 "SIGTERM to husk ends the run as killed by SIGTERM"
+sleep 0.2
+left=0
+for k in $kids; do [ -d /proc/$k ] && ! grep -q '^State:.*Z' /proc/$k/status && left=$((left + 1)); done
+is "$left" 0 "no process of the run is left (VMM and write-back helper)"
+is "$(ls "$TMP" | grep -c husk-workdir)" 0 "the temporary workdir image is removed"
+
+"$HUSK" run --audit "$TMP/a.json" lua -e '' && head -1 "$TMP/a.json" > "$TMP/start"
+grep -q '"isolation":{"namespaces":\["pid","mnt","net","ipc","uts"\],"empty_root":true}' "$TMP/start"
+ok $? "the audit start record says what isolation the VMM got"
+
+"$HUSK" run --no-namespaces -t 20 python -c 'import time; time.sleep(2)' &
+pid=$!
+sleep 1
+is "$(readlink /proc/$pid/ns/net)" "$(readlink /proc/self/ns/net)" "--no-namespaces: the VMM stays in husk's namespaces"
+grep -q '^Seccomp:[[:space:]]*2$' /proc/$pid/status; ok $? "--no-namespaces: still confined by seccomp"
+wait $pid
+"$HUSK" run --no-namespaces --audit "$TMP/b.json" lua -e ''
+grep -q '"isolation":{"namespaces":\[\],"empty_root":false}' "$TMP/b.json"; ok $? "--no-namespaces: the audit says so"
 done_testing

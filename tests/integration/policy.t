@@ -2,7 +2,7 @@
 # Policy files, husk policy show, and the audit trail.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 14
+plan 15
 
 printf '{"memory": "128M", "timeout": 5, "cpu_time": 3, "output_limit": 1000, "env": {"A": "from-policy", "B": "b"}, "pvm": true}\n' > "$TMP/p.json"
 "$HUSK" policy show --policy "$TMP/p.json" -m 64M -e A=from-flag > "$TMP/show"
@@ -11,6 +11,10 @@ grep -q '"memory": 67108864' "$TMP/show" && grep -q '"timeout": 5' "$TMP/show" &
 ok $? "flags override the policy, the rest comes from it"
 grep -q '"A": "from-flag"' "$TMP/show" && grep -q '"B": "b"' "$TMP/show"; ok $? "environment: the flag wins, the policy adds"
 is "$("$HUSK" run --policy "$TMP/p.json" lua -e 'print(os.getenv("B"))')" "b" "a run takes the policy's settings"
+
+printf '{"namespaces": false}' > "$TMP/nons.json"
+"$HUSK" policy show --policy "$TMP/nons.json" | grep -q '"namespaces": false'
+ok $? "the policy can keep the VMM out of new namespaces (\"namespaces\": false)"
 
 bad() { # bad DESCRIPTION PATTERN JSON
 	printf '%s' "$3" > "$TMP/bad.json"
