@@ -14,7 +14,7 @@ GUEST_SRC := $(wildcard guest/*.c guest/lib/*.c guest/fs/*.c)
 LIBFDT_SRC := fdt.c fdt_ro.c fdt_strerror.c
 HEADERS := $(wildcard include/husk/*.h vmm/*.h loader/*.h)
 
-.PHONY: all deps images run check bench conformance clean
+.PHONY: all deps images run check bench conformance clean test-builds
 all: husk images
 
 deps:
@@ -54,6 +54,24 @@ husk: $(VMM_SRC) $(HEADERS) vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
 	@$(CC) $(HOST_CFLAGS) -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -o $@ $(VMM_SRC) \
 		vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err -ljansson
 
+# --- test-only builds ----------------------------------------------------
+# husk-test: husk with test hooks (HUSK_TEST_KERNEL, HUSK_TEST_SECCOMP_TRIGGER);
+# evil-kernel.elf: a hostile guest kernel for it (tests/evil-kernel).
+$(BUILD)/tests/husk-test: $(VMM_SRC) $(HEADERS) vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
+	@mkdir -p $(dir $@)
+	@echo "  CC      husk-test"
+	@$(CC) $(HOST_CFLAGS) -DHUSK_TEST_HOOKS -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -o $@ \
+		$(VMM_SRC) vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err -ljansson
+
+EVIL_SRC := tests/evil-kernel/start.S tests/evil-kernel/evil.c
+$(BUILD)/tests/evil-kernel.elf: $(EVIL_SRC) guest/kernel.ld include/husk/abi.h include/husk/virtio_regs.h
+	@mkdir -p $(dir $@)
+	@echo "  LD      evil-kernel.elf"
+	@$(CC) $(GUEST_CFLAGS) -nostdlib -static -no-pie -Wl,-T,guest/kernel.ld -Wl,--build-id=none \
+		-Wl,--no-warn-rwx-segments -o $@ $(EVIL_SRC)
+
+test-builds: $(BUILD)/tests/husk-test $(BUILD)/tests/evil-kernel.elf
+
 # --- images (our libc, Lua) -----------------------------------------------
 images:
 	$(MAKE) -C images BUILD=$(BUILD)
@@ -67,7 +85,7 @@ run: deps
 	./husk run lua -e 'print("hello from Lua " .. _VERSION .. " in a husk microVM: 1+1 = " .. 1+1)'
 
 check: deps
-	$(MAKE) all $(BUILD)/timeit
+	$(MAKE) all $(BUILD)/timeit test-builds
 	$(MAKE) -C tests BUILD=$(BUILD)
 	prove -v tests/unit/*.t tests/integration/*.t tests/hostile/*.t
 	$(MAKE) fuzz-smoke

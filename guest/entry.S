@@ -11,15 +11,8 @@
 	.globl _start
 /* rdi = boot device tree, rsi = boot flags (HUSK_BOOT_*). */
 _start:
-	/* On kvm_pvm the kernel is emulated until the VIF page is registered,
-	 * so that is the very first thing. */
-	test $HUSK_BOOT_PVM, %esi
-	jz 1f
-	mov $PVM_MSR_VIF, %ecx
-	mov $HUSK_VIF, %eax
-	xor %edx, %edx
-	wrmsr
-1:	lea boot_stack_top(%rip), %rsp
+	HUSK_REGISTER_VIF
+	lea boot_stack_top(%rip), %rsp
 	xor %ebp, %ebp
 	call kmain
 	ud2

@@ -444,7 +444,14 @@ static int run(struct options *o)
 	guest_mem_hugepages(&vm.mem, 0, o->memory - HUSK_STACK_SIZE);
 	struct elf_image kernel, image = { 0 };
 	struct elf_limits klim = { HUSK_KERNEL_BASE, HUSK_KERNEL_END, 0, 0 };
-	if (elf_load(&vm.mem, husk_kernel_elf, husk_kernel_elf_end - husk_kernel_elf, &klim, &kernel, err, sizeof err))
+	const uint8_t *kernel_elf = husk_kernel_elf;
+	size_t kernel_size = husk_kernel_elf_end - husk_kernel_elf;
+#ifdef HUSK_TEST_HOOKS
+	/* Test builds only: another guest kernel (tests/evil-kernel). */
+	if (getenv("HUSK_TEST_KERNEL"))
+		kernel_elf = map_file(getenv("HUSK_TEST_KERNEL"), &kernel_size);
+#endif
+	if (elf_load(&vm.mem, kernel_elf, kernel_size, &klim, &kernel, err, sizeof err))
 		die(EXIT_INTERNAL, "guest kernel: %s", err);
 	if (prog) {
 		/* Leave at least 1 MiB above the image for its heap. */
@@ -503,14 +510,16 @@ static int run(struct options *o)
 	int audit = audit_open(o);
 	if (audit == -2)
 		die(EXIT_USAGE, "cannot open the audit file %s: %s", o->audit, strerror(errno));
-	int trigger = getenv("HUSK_TEST_SECCOMP_TRIGGER") != NULL;
 	if (!o->no_namespaces)
 		isolate_root(&iso); /* the last file was opened above */
 	audit_start(audit, o, &iso);
 	if (confine_vmm(err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
-	if (trigger) /* test only: a call outside the allowlist must kill husk */
+#ifdef HUSK_TEST_HOOKS
+	/* Test builds only: a call outside the allowlist must kill husk. */
+	if (getenv("HUSK_TEST_SECCOMP_TRIGGER"))
 		syscall(SYS_getppid);
+#endif
 	int status = run_guest(&vm, &dev, &lim, o->syscalls);
 
 	struct run_record rec = { .reason = run_end_reason(), .bytes_out = con[1].bytes_out,

@@ -61,7 +61,19 @@
 #define HUSK_FAULT_SIGNAL 256 /* husk_fault.vector: the program sent itself a fatal signal */
 #define HUSK_KERNEL_MAGIC 0x4c4e524b4b535548ull /* "HUSKKRNL" */
 
-#ifndef __ASSEMBLER__
+#ifdef __ASSEMBLER__
+/* A guest kernel's first instructions (rsi = boot flags): kvm_pvm emulates
+ * the guest until the VIF page is registered. */
+.macro HUSK_REGISTER_VIF
+	test $HUSK_BOOT_PVM, %esi
+	jz 1f
+	mov $PVM_MSR_VIF, %ecx
+	mov $HUSK_VIF, %eax
+	xor %edx, %edx
+	wrmsr
+1:
+.endm
+#else
 struct husk_fault {
 	unsigned long vector, error, rip, addr, signal;
 };
