@@ -57,6 +57,7 @@ void bootinfo_parse(const void *fdt, int pvm)
 	t = prop(fdt, chosen, "husk,winsize", 0, 8);
 	boot.rows = fdt32_ld(t), boot.cols = fdt32_ld(t + 1);
 	boot.selftest = fdt_getprop(fdt, chosen, "husk,selftest", 0) != 0;
+	boot.open_files = (int)fdt32_ld(prop(fdt, chosen, "husk,open-files", 0, 4));
 
 	int n = 0, node;
 	fdt_for_each_subnode(node, fdt, 0) {

@@ -7,6 +7,9 @@
 #include <errno.h>
 
 static struct file *fds[MAX_FDS];
+/* RLIMIT_NOFILE: both start at the policy's --open-files (boot tree); the
+ * program may lower them, never raise the hard one. */
+static struct rlimit_pair { uint64_t soft, hard; } nofile = { MAX_FDS, MAX_FDS };
 static uint8_t cloexec[MAX_FDS];
 
 /* Open FILE_FS inodes: how many files refer to each, and whether it was
@@ -121,13 +124,38 @@ void file_put(struct file *f)
 
 int fd_install(struct file *f, int min, int ce)
 {
-	for (int fd = min < 0 ? 0 : min; fd < MAX_FDS; fd++)
+	for (int fd = min < 0 ? 0 : min; fd < (int)nofile.soft; fd++)
 		if (!fds[fd]) {
 			fds[fd] = f;
 			cloexec[fd] = !!ce;
 			return fd;
 		}
+	REPORT->denied_emfile++;
 	return -EMFILE;
+}
+
+int fd_limit(void)
+{
+	return (int)nofile.soft;
+}
+
+void fd_limit_init(int n)
+{
+	nofile.soft = nofile.hard = n >= 3 && n <= MAX_FDS ? (uint64_t)n : MAX_FDS;
+}
+
+long fd_rlimit(const uint64_t *want, uint64_t *old)
+{
+	if (old)
+		old[0] = nofile.soft, old[1] = nofile.hard;
+	if (!want)
+		return 0;
+	if (want[0] > want[1])
+		return -EINVAL;
+	if (want[1] > nofile.hard)
+		return -EPERM;
+	nofile.soft = want[0] < MAX_FDS ? want[0] : MAX_FDS, nofile.hard = want[1];
+	return 0;
 }
 
 int fd_close(long fd)

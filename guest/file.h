@@ -2,9 +2,10 @@
 #ifndef GUEST_FILE_H
 #define GUEST_FILE_H
 #include <stdint.h>
+#include "husk/abi.h"
 #include "vfs.h"
 
-#define MAX_FDS 1024
+#define MAX_FDS HUSK_OPEN_FILES_MAX
 
 enum file_kind { FILE_CONSOLE, FILE_FS, FILE_SYNTH, FILE_DEV };
 
@@ -28,6 +29,10 @@ int orphan(struct mount *m, uint32_t dir, const char *name, size_t len, uint32_t
 
 struct file *fd_get(long fd);
 int fd_install(struct file *f, int min, int cloexec); /* lowest free fd >= min, or -EMFILE */
+int fd_limit(void);        /* fds are below it (RLIMIT_NOFILE's soft value) */
+void fd_limit_init(int n); /* the policy's open-files limit, at boot */
+/* getrlimit/setrlimit of RLIMIT_NOFILE: want and old are {soft, hard}. */
+long fd_rlimit(const uint64_t *want, uint64_t *old);
 int fd_close(long fd);
 int fd_cloexec(long fd, int set); /* set < 0: query */
 struct file *file_new(int kind);

@@ -32,6 +32,7 @@ struct bootinfo {
 	uint64_t wall_ns, mono_ns, tsc, tsc_khz;
 	const uint8_t *seed;      /* 32 bytes */
 	int selftest, pvm;
+	int open_files;           /* the policy's limit on open files */
 	int tty[3];               /* is host fd 0/1/2 a terminal */
 	uint16_t rows, cols;      /* its window size */
 	struct console_info console[3];

@@ -38,6 +38,7 @@ static uint32_t umask_bits = 022;
 void fs_init(void)
 {
 	vfs_init();
+	fd_limit_init(boot.open_files);
 	fd_init_console();
 	for (int i = 0; i < boot.ndisks; i++)
 		if (!strcmp(boot.disk[i].mount, "/workdir"))
@@ -169,7 +170,7 @@ long sys_close(long fd)
 long sys_dup3(long old, long new, long flags, int dup2)
 {
 	struct file *f = fd_get(old);
-	if (!f || new < 0 || new >= MAX_FDS)
+	if (!f || new < 0 || new >= fd_limit())
 		return -EBADF;
 	if (old == new)
 		return dup2 ? new : -EINVAL;
@@ -186,6 +187,8 @@ long sys_dup(long fd, long min, int cloexec)
 	struct file *f = fd_get(fd);
 	if (!f)
 		return -EBADF;
+	if (min < 0 || min >= fd_limit())
+		return -EINVAL;
 	f->refs++;
 	long r = fd_install(f, (int)min, cloexec);
 	if (r < 0)

@@ -29,7 +29,7 @@ enum {
 	SYS_newfstatat = 262, SYS_unlinkat = 263, SYS_renameat = 264, SYS_linkat = 265,
 	SYS_symlinkat = 266, SYS_readlinkat = 267, SYS_fchmodat = 268, SYS_faccessat = 269,
 	SYS_utimensat = 280, SYS_dup3 = 292, SYS_syncfs = 306, SYS_renameat2 = 316,
-	SYS_getrandom = 318, SYS_faccessat2 = 439, SYS_nanosleep = 35, SYS_clock_nanosleep = 230, SYS_socket = 41, SYS_socketpair = 53, SYS_kill = 62, SYS_tkill = 200, SYS_tgkill = 234,
+	SYS_getrandom = 318, SYS_getrlimit = 97, SYS_setrlimit = 160, SYS_prlimit64 = 302, SYS_faccessat2 = 439, SYS_nanosleep = 35, SYS_clock_nanosleep = 230, SYS_socket = 41, SYS_socketpair = 53, SYS_kill = 62, SYS_tkill = 200, SYS_tgkill = 234,
 };
 
 #define AT_FDCWD (-100)
@@ -206,6 +206,29 @@ static long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, siz
 	return 0;
 }
 
+/* Resource limits: open files are the policy's (and may be lowered); the
+ * rest are fixed facts of the VM, reported as they are and not changed. */
+static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t *old)
+{
+	enum { RLIMIT_STACK = 3, RLIMIT_CORE = 4, RLIMIT_NPROC = 6, RLIMIT_NOFILE = 7, NLIMITS = 16 };
+	if (pid != 0 && pid != 1)
+		return -ESRCH;
+	if (resource < 0 || resource >= NLIMITS)
+		return -EINVAL;
+	if ((want && !user_ok(want, 16)) || (old && !user_ok(old, 16)))
+		return -EFAULT;
+	if (resource == RLIMIT_NOFILE)
+		return fd_rlimit(want, old);
+	uint64_t v = resource == RLIMIT_STACK ? HUSK_STACK_SIZE : resource == RLIMIT_CORE ? 0
+		   : resource == RLIMIT_NPROC ? 1 : ~0ull;
+	uint64_t cur[2] = { v, v };
+	if (want && (want[0] != v || want[1] != v))
+		return -EPERM;
+	if (old)
+		memcpy(old, cur, sizeof cur);
+	return 0;
+}
+
 long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)
@@ -286,6 +309,9 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_arch_prctl: return sys_arch_prctl(a1, a2);
 	case SYS_set_tid_address: return 1;
 	case SYS_getpid: case SYS_gettid: return 1;
+	case SYS_getrlimit: return sys_prlimit(0, a1, 0, (uint64_t *)a2);
+	case SYS_setrlimit: return sys_prlimit(0, a1, (const uint64_t *)a2, 0);
+	case SYS_prlimit64: return sys_prlimit(a1, a2, (const uint64_t *)a3, (uint64_t *)a4);
 	case SYS_getppid: return 0;
 	case SYS_getuid: case SYS_getgid: case SYS_geteuid: case SYS_getegid: return 0;
 	case SYS_clock_gettime: return sys_clock_gettime(a1, (struct timespec_k *)a2);

@@ -58,6 +58,7 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 	e = e ? e : fdt_property(fdt, "rng-seed", p->seed, sizeof p->seed);
 	e = e ? e : prop_u32s(fdt, "husk,tty", (uint32_t[]){ p->tty[0], p->tty[1], p->tty[2] }, 3);
 	e = e ? e : prop_u32s(fdt, "husk,winsize", (uint32_t[]){ p->rows, p->cols }, 2);
+	e = e ? e : fdt_property_u32(fdt, "husk,open-files", p->open_files);
 	if (!e && p->selftest)
 		e = fdt_property(fdt, "husk,selftest", NULL, 0);
 	e = e ? e : prop_strings(fdt, "husk,argv", p->argv, p->argc);

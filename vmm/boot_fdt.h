@@ -25,6 +25,7 @@ struct boot_params {
 	int tty[3];
 	uint16_t rows, cols;
 	int selftest;
+	uint32_t open_files;
 	struct boot_device dev[HUSK_MMIO_MAX];
 	int ndev;
 };

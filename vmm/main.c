@@ -78,6 +78,8 @@ static void help(void)
 	       "      --cpu-time SECS   stop the run after SECS seconds of CPU time (exit 152)\n"
 	       "      --output-limit SIZE  stdout and stderr together (default 64M); beyond it\n"
 	       "                        output is dropped after a one-line marker on stderr\n"
+	       "      --open-files N    files the program may have open at once, 3 to 1024\n"
+	       "                        (default 1024; beyond it open fails with EMFILE)\n"
 	       "  -e, --env KEY=VALUE   set a variable in the program's environment (repeatable;\n"
 	       "                        otherwise it holds only the image's defaults and\n"
 	       "                        PATH, HOME, LANG: nothing of the host's)\n"
@@ -133,6 +135,16 @@ static uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint6
 	return (uint64_t)v << shift;
 }
 
+static uint32_t parse_open_files(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < 3 || v > HUSK_OPEN_FILES_MAX)
+		usage_error("bad open-files limit '%s' (a number from 3 to %d)", s, HUSK_OPEN_FILES_MAX);
+	return (uint32_t)v;
+}
+
 /* Guest memory: rounded up to 2 MiB pages. */
 static uint64_t parse_memory(const char *s)
 {
@@ -162,6 +174,7 @@ static const struct option longopts[] = {
 	{ "policy", required_argument, 0, 'p' },
 	{ "audit", required_argument, 0, 'A' },
 	{ "stats", no_argument, 0, 's' },
+	{ "open-files", required_argument, 0, 'F' },
 	{ "no-pvm", no_argument, 0, 'P' },
 	{ "no-namespaces", no_argument, 0, 'N' },
 	{ "syscalls", no_argument, 0, 'S' },
@@ -200,6 +213,7 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 			break;
 		case 'A': t->audit = optarg; break;
 		case 's': t->stats = 1; break;
+		case 'F': t->open_files = parse_open_files(optarg); break;
 		case 'P': t->no_pvm = 1; break;
 		case 'N': t->no_namespaces = 1; break;
 		case 'S': t->syscalls = 1; break;
@@ -222,6 +236,7 @@ static void parse_options(int argc, char **argv, struct options *o, int need_pro
 	o->memory = 256ull << 20;
 	o->disk_size = 1ull << 30;
 	o->output_limit = 64ull << 20;
+	o->open_files = HUSK_OPEN_FILES_MAX;
 	const char *policy = NULL;
 	char **pargs = NULL;
 	int npargs = 0;
@@ -467,7 +482,7 @@ static int run(struct options *o)
 	struct boot_params bp = {
 		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
 		.entry = image.entry, .phdr = image.phdr, .phnum = image.phnum, .image_end = image.hi,
-		.tsc_khz = vm.tsc_khz, .selftest = o->selftest,
+		.tsc_khz = vm.tsc_khz, .selftest = o->selftest, .open_files = o->open_files,
 	};
 	struct run_devices dev = { .n = 0 };
 	/* One console per standard fd: stdin, stdout, stderr. */

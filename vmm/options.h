@@ -7,6 +7,7 @@ struct options {
 	uint64_t memory;
 	double timeout, cpu_time;
 	uint64_t output_limit;
+	uint32_t open_files;
 	char **env;
 	int nenv;
 	int no_pvm, no_namespaces, syscalls, selftest, stats;

@@ -5,13 +5,14 @@
 #include "policy.h"
 
 /* key, option, kind: s size (string like "256M" or a whole number of bytes),
- * t seconds (number), p path (string), b boolean, m map of strings. */
+ * t seconds (number), n whole number, p path (string), b boolean, m map of
+ * strings. */
 static const struct {
 	const char *key, *option;
 	char kind;
 } keys[] = {
 	{ "memory", "memory", 's' }, { "timeout", "timeout", 't' }, { "cpu_time", "cpu-time", 't' },
-	{ "output_limit", "output-limit", 's' }, { "disk", "disk", 's' }, { "workdir", "workdir", 'p' },
+	{ "output_limit", "output-limit", 's' }, { "open_files", "open-files", 'n' }, { "disk", "disk", 's' }, { "workdir", "workdir", 'p' },
 	{ "env", "env", 'm' }, { "ro", "ro", 'm' }, { "pvm", "no-pvm", 'b' },
 	{ "namespaces", "no-namespaces", 'b' },
 };
@@ -48,6 +49,11 @@ static int one(struct list *l, const char *key, json_t *val, char *err, size_t n
 			return push(l, opt, json_string_value(val));
 		if (!json_is_integer(val) || json_integer_value(val) < 0)
 			return errmsg(err, n, "\"%s\" must be a size like \"256M\" or a number of bytes", key);
+		snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(val));
+		return push(l, opt, buf);
+	case 'n':
+		if (!json_is_integer(val))
+			return errmsg(err, n, "\"%s\" must be a whole number", key);
 		snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(val));
 		return push(l, opt, buf);
 	case 't':
@@ -121,8 +127,9 @@ json_t *policy_json(const struct options *o)
 		json_object_set_new(ro, k, json_string(eq + 1));
 		free(k);
 	}
-	json_t *p = json_pack("{s:I, s:f, s:f, s:I, s:I, s:b, s:b, s:o, s:o}", "memory", (json_int_t)o->memory, "timeout",
-			      o->timeout, "cpu_time", o->cpu_time, "output_limit", (json_int_t)o->output_limit, "disk",
+	json_t *p = json_pack("{s:I, s:f, s:f, s:I, s:i, s:I, s:b, s:b, s:o, s:o}", "memory", (json_int_t)o->memory,
+			      "timeout", o->timeout, "cpu_time", o->cpu_time, "output_limit", (json_int_t)o->output_limit,
+			      "open_files", (int)o->open_files, "disk",
 			      (json_int_t)o->disk_size, "pvm", !o->no_pvm,
 			      "namespaces", !o->no_namespaces, "env", env, "ro", ro);
 	json_object_set_new(p, "workdir", o->workdir ? json_string(o->workdir) : json_null());

@@ -2,6 +2,7 @@
 #ifndef GUEST_ERRNO_H
 #define GUEST_ERRNO_H
 #define EPERM 1
+#define ESRCH 3
 #define ENOENT 2
 #define EIO 5
 #define EBADF 9

@@ -58,6 +58,7 @@
 #define HUSK_PORT_SLEEP 0x513 /* sleep report.sleep_ns on the host, then resume */
 
 #define HUSK_NSYSCALLS 512
+#define HUSK_OPEN_FILES_MAX 1024 /* the guest's fd table */
 #define HUSK_FAULT_SIGNAL 256 /* husk_fault.vector: the program sent itself a fatal signal */
 #define HUSK_KERNEL_MAGIC 0x4c4e524b4b535548ull /* "HUSKKRNL" */
 
@@ -89,6 +90,7 @@ struct husk_report {
 	unsigned long sleep_ns;
 	unsigned int denied_erofs;   /* writes refused on read-only file systems */
 	unsigned int denied_enomem;  /* allocations that did not fit in guest memory */
+	unsigned int denied_emfile;  /* opens refused: the open-files limit */
 	char msg[256];                       /* NUL-terminated (not trusted) */
 	unsigned int calls[HUSK_NSYSCALLS];  /* syscalls made, by number */
 	unsigned int enosys[HUSK_NSYSCALLS]; /* of those, answered -ENOSYS */

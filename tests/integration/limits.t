@@ -2,7 +2,7 @@
 # Timeout, kernel self-test on both paths, and proof of native execution.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 14
+plan 19
 
 start=$(date +%s%N)
 "$HUSK" run -t 1 lua -e 'while true do end' 2>"$TMP/err"
@@ -40,4 +40,25 @@ is "$("$HUSK" run python -c '
 import socket
 try: socket.socket()
 except OSError as e: print(e.errno)')" "97" "socket() fails with EAFNOSUPPORT: there is no network"
+# Open files: the policy's limit, EMFILE beyond it, RLIMIT_NOFILE tells it.
+got=$("$HUSK" run --open-files 20 --audit "$TMP/nofile.json" lua -e '
+local n, f, e = 0
+repeat f, e = io.open("/dev/null") n = n + 1 until not f
+print(n - 1, e)')
+is "$got" "17	/dev/null: No file descriptors available" "--open-files 20: 17 opens beside stdin/out/err, then EMFILE (musl: No file descriptors available)"
+grep -q '"event":"limit","kind":"open files","count":1' "$TMP/nofile.json"; ok $? "the audit records the open-files limit hit"
+is "$("$HUSK" run --open-files 20 python -c 'import resource; print(resource.getrlimit(resource.RLIMIT_NOFILE))')" "(20, 20)" \
+	"getrlimit(RLIMIT_NOFILE) reports the limit"
+is "$("$HUSK" run python -c '
+import resource
+resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))
+try: resource.setrlimit(resource.RLIMIT_NOFILE, (8, 9))
+except ValueError: print("no raise")
+fs = []
+try:
+    while True: fs.append(open("/dev/null"))
+except OSError as e: print(len(fs), e.strerror)')" "no raise
+5 No file descriptors available" "the program may lower its limit, not raise it back"
+"$HUSK" run --open-files 5000 lua -e '' 2>"$TMP/err"
+[ $? -eq 125 ] && grep -q "bad open-files limit '5000' (a number from 3 to 1024)" "$TMP/err"; ok $? "an open-files limit beyond 1024 is refused (125)"
 done_testing

@@ -2,7 +2,7 @@
 # Policy files, husk policy show, and the audit trail.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 15
+plan 16
 
 printf '{"memory": "128M", "timeout": 5, "cpu_time": 3, "output_limit": 1000, "env": {"A": "from-policy", "B": "b"}, "pvm": true}\n' > "$TMP/p.json"
 "$HUSK" policy show --policy "$TMP/p.json" -m 64M -e A=from-flag > "$TMP/show"
@@ -26,6 +26,7 @@ bad "an unknown key" 'unknown key "memry"' '{"memry": 1}'
 bad "a wrong type" '"timeout" must be a number' '{"timeout": "10"}'
 bad "an impossible value" "memory size '1K'" '{"memory": "1K"}'
 bad "broken JSON" 'policy' '{"memory": '
+bad "a non-integer open_files" '"open_files" must be a whole number' '{"open_files": 2.5}'
 bad "a non-object env" '"env" must be an object' '{"env": ["A=1"]}'
 
 "$HUSK" run --audit "$TMP/audit" --stats python -c '
