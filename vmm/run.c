@@ -137,6 +137,28 @@ static void guest_sleep(struct vm *v)
 		;
 }
 
+/* KVM could not run an instruction.  kvm_pvm's emulator fails on `int n`
+ * (a software interrupt); on Linux, and on hardware KVM through the guest's
+ * IDT, the program gets a #GP for it: SIGSEGV (`int $0x80`, the i386 system
+ * call gate, included: husk runs 64-bit programs only). */
+static int internal_error(struct vm *v)
+{
+	struct kvm_regs r = { 0 };
+	const uint8_t *ins = NULL;
+	if (v->run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION && ioctl(v->vcpu, KVM_GET_REGS, &r) == 0 &&
+	    r.rip >= HUSK_PROGRAM_MIN)
+		ins = gpa_ptr(&v->mem, r.rip, 2); /* the program's addresses are identity-mapped */
+	if (ins && ins[0] == 0xcd) {
+		fprintf(stderr, "husk: program killed by SIGSEGV (software interrupt int $%#x) at rip %#llx\n", ins[1],
+			(unsigned long long)r.rip);
+		end_reason = "crash";
+		return 128 + SIGSEGV;
+	}
+	fprintf(stderr, "husk: the guest ran an instruction KVM cannot handle (internal error %u)\n",
+		v->run->internal.suberror);
+	return EXIT_PANIC;
+}
+
 static int guest_error(struct vm *v, const char *what)
 {
 	struct kvm_regs r = { 0 };
@@ -233,9 +255,7 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 			status = EXIT_PANIC;
 			break;
 		case KVM_EXIT_INTERNAL_ERROR:
-			fprintf(stderr, "husk: the guest ran an instruction KVM cannot handle (internal error %u)\n",
-				run->internal.suberror);
-			status = EXIT_PANIC;
+			status = internal_error(v);
 			break;
 		default:
 			fprintf(stderr, "husk: unexpected KVM exit %u\n", run->exit_reason);

@@ -1,4 +1,4 @@
-/* expected: the i386 `int $0x80` gate: kvm_pvm cannot run it, husk reports the guest crashed: exit 122 ("instruction KVM cannot handle") after "before int $0x80" */
+/* expected: the i386 `int $0x80` gate: a software interrupt is a #GP for the program (husk runs 64-bit programs only), SIGSEGV: exit 139 after "before int $0x80" */
 #include <stdio.h>
 
 int main(void)
