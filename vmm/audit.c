@@ -49,7 +49,8 @@ void audit_start(int fd, const struct options *o, const struct isolation *iso)
 	json_t *ns = json_array();
 	for (int i = 0, n = isolation_names(iso, names); i < n; i++)
 		json_array_append_new(ns, json_string(names[i]));
-	json_t *isolation = json_pack("{s:o, s:b}", "namespaces", ns, "empty_root", iso->empty_root);
+	json_t *isolation = json_pack("{s:o, s:b, s:b}", "namespaces", ns, "shared_by_runs", iso->shared, "empty_root",
+				      iso->empty_root);
 	if (iso->why[0])
 		json_object_set_new(isolation, "missing", json_string(iso->why));
 	emit(fd, json_pack("{s:s, s:f, s:s, s:s, s:o, s:o}", "event", "start", "time", now_s(), "version", HUSK_VERSION,

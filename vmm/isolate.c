@@ -1,16 +1,35 @@
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "confine.h"
 #include "errmsg.h"
 #include "exit_codes.h"
 #include "isolate.h"
+
+#define KEPT_DIR "/run/husk/ns"
+
+static const char *kept_dir(void)
+{
+#ifdef HUSK_TEST_HOOKS
+	/* Test builds only: another place, to test what happens without it. */
+	if (getenv("HUSK_TEST_KEPT_DIR"))
+		return getenv("HUSK_TEST_KEPT_DIR");
+#endif
+	return KEPT_DIR;
+}
 
 static const struct {
 	int flag;
@@ -19,6 +38,110 @@ static const struct {
 	{ CLONE_NEWPID, "pid" }, { CLONE_NEWNS, "mnt" }, { CLONE_NEWNET, "net" },
 	{ CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" },
 };
+#define NKINDS (int)(sizeof kinds / sizeof kinds[0])
+#define ALL_BUT_PID (CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+
+/* ---- the kept namespaces ------------------------------------------------
+ * Creating and tearing down mount, network and IPC namespaces costs ~1 ms
+ * a run (measured; a network namespace is freed by a kernel worker that
+ * competes with the next runs).  So husk makes one set once, with an empty
+ * read-only tmpfs as the mount namespace's root, keeps it by bind mounts in
+ * KEPT_DIR, and each VMM joins it: nothing in it can be used by a confined
+ * VMM (no socket, IPC, mount or sethostname call is allowed), so sharing it
+ * between runs gives nothing away.  The pid namespace is new each run. */
+
+static void close_kept(int *fd)
+{
+	for (int i = 1; i < NKINDS; i++)
+		if (fd[i] >= 0)
+			close(fd[i]), fd[i] = -1;
+}
+
+static int open_kept(int *fd)
+{
+	char path[256];
+	for (int i = 1; i < NKINDS; i++) {
+		snprintf(path, sizeof path, "%s/%s", kept_dir(), kinds[i].name);
+		fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd[i] < 0 || ioctl(fd[i], NS_GET_NSTYPE) != kinds[i].flag) {
+			close_kept(fd);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The creator's child: new namespaces, an empty root pivoted in (paid once
+ * here), then it waits for its parent to bind them. */
+static _Noreturn void kept_holder(int ready, int done)
+{
+	static const char *const points[] = { "/tmp", "/run", "/mnt", "/proc" };
+	char c = 1;
+	if (unshare(ALL_BUT_PID) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		_exit(1);
+	int rooted = 0;
+	for (size_t i = 0; !rooted && i < sizeof points / sizeof points[0]; i++)
+		rooted = mount("husk-empty", points[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+			       "size=4k,nr_inodes=1,mode=0555") == 0 && chdir(points[i]) == 0 &&
+			 syscall(SYS_pivot_root, ".", ".") == 0 && umount2(".", MNT_DETACH) == 0;
+	if (!rooted || write(ready, &c, 1) != 1)
+		_exit(1);
+	while (read(done, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+static int make_kept(char *why, size_t n)
+{
+	const char *dir = kept_dir();
+	char path[256], target[256];
+	mkdir("/run/husk", 0755);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return errmsg(why, n, "%s: %s", dir, strerror(errno));
+	snprintf(path, sizeof path, "%s/.lock", dir);
+	int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX) < 0) {
+		if (lock >= 0)
+			close(lock);
+		return errmsg(why, n, "%s: %s", path, strerror(errno));
+	}
+	int fd[NKINDS] = { -1, -1, -1, -1, -1 };
+	if (open_kept(fd) == 0) { /* another husk made them meanwhile */
+		close_kept(fd);
+		close(lock);
+		return 0;
+	}
+	int ready[2], done[2];
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0) {
+		close(lock);
+		return errmsg(why, n, "pipe: %s", strerror(errno));
+	}
+	fflush(NULL);
+	pid_t holder = fork();
+	if (holder == 0) {
+		close(ready[0]), close(done[1]); /* so that the parent's close reaches it */
+		kept_holder(ready[1], done[0]);
+	}
+	close(ready[1]), close(done[0]);
+	char c = 0;
+	int r = holder < 0 || read(ready[0], &c, 1) != 1 ? errmsg(why, n, "cannot make namespaces to keep") : 0;
+	for (int i = 1; !r && i < NKINDS; i++) {
+		snprintf(target, sizeof target, "%s/%s", dir, kinds[i].name);
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)holder, kinds[i].name);
+		umount2(target, MNT_DETACH); /* a stale one, if any */
+		int f = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (f < 0 || close(f) < 0 || mount(path, target, NULL, MS_BIND, NULL) < 0)
+			r = errmsg(why, n, "keeping %s: %s", target, strerror(errno));
+	}
+	close(done[1]), close(ready[0]);
+	if (holder > 0)
+		while (waitpid(holder, NULL, 0) < 0 && errno == EINTR)
+			;
+	close(lock);
+	return r;
+}
+
+/* ---- the supervisor ------------------------------------------------------ */
 
 static pid_t vmm;
 static volatile sig_atomic_t stop_signal;
@@ -61,12 +184,33 @@ static _Noreturn void supervise(void)
 	_exit(128 + sig);
 }
 
+/* ---- the VMM's side --------------------------------------------------------- */
+
+static void unshare_each(struct isolation *iso)
+{
+	if (unshare(ALL_BUT_PID) == 0) {
+		iso->namespaces |= ALL_BUT_PID;
+		return;
+	}
+	for (int i = 1; i < NKINDS; i++) { /* a host may forbid only some */
+		if (unshare(kinds[i].flag) == 0)
+			iso->namespaces |= kinds[i].flag;
+		else if (!iso->why[0])
+			errmsg(iso->why, sizeof iso->why, "no %s namespace: %s", kinds[i].name, strerror(errno));
+	}
+}
+
 int isolate_vmm(struct isolation *iso, char *err, size_t n)
 {
-	iso->namespaces = iso->empty_root = 0;
+	iso->namespaces = iso->empty_root = iso->shared = 0;
+	iso->mnt_fd = -1;
 	iso->why[0] = 0;
+	int fd[NKINDS] = { -1, -1, -1, -1, -1 };
+	char why[160] = "";
+	int kept = open_kept(fd) == 0 || (make_kept(why, sizeof why) == 0 && open_kept(fd) == 0);
 	if (unshare(CLONE_NEWPID) < 0) {
 		errmsg(iso->why, sizeof iso->why, "new namespaces: %s", strerror(errno));
+		close_kept(fd);
 		return 0;
 	}
 	fflush(NULL);
@@ -77,31 +221,41 @@ int isolate_vmm(struct isolation *iso, char *err, size_t n)
 		supervise();
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed supervisor takes the VMM along */
 	iso->namespaces = CLONE_NEWPID;
-	int rest = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
-	if (unshare(rest) == 0) {
-		iso->namespaces |= rest;
-		return 0;
+	if (kept && setns(fd[2], CLONE_NEWNET) == 0 && setns(fd[3], CLONE_NEWIPC) == 0 &&
+	    setns(fd[4], CLONE_NEWUTS) == 0) {
+		iso->namespaces |= CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
+		iso->mnt_fd = fd[1], fd[1] = -1; /* joined last, after the last open */
+		iso->shared = 1;
+	} else {
+		if (kept || why[0])
+			errmsg(iso->why, sizeof iso->why, "kept namespaces: %s", why[0] ? why : strerror(errno));
+		unshare_each(iso);
 	}
-	/* One at a time: a host may forbid only some. */
-	for (size_t i = 1; i < sizeof kinds / sizeof kinds[0]; i++) {
-		if (unshare(kinds[i].flag) == 0)
-			iso->namespaces |= kinds[i].flag;
-		else if (!iso->why[0])
-			errmsg(iso->why, sizeof iso->why, "no %s namespace: %s", kinds[i].name, strerror(errno));
-	}
+	close_kept(fd);
 	return 0;
 }
 
 void isolate_root(struct isolation *iso)
 {
+	if (iso->mnt_fd >= 0) {
+		/* Joining the kept mount namespace makes its root, an empty
+		 * read-only tmpfs, our root and current directory. */
+		if (setns(iso->mnt_fd, CLONE_NEWNS) == 0 && chdir("/") == 0)
+			iso->namespaces |= CLONE_NEWNS, iso->empty_root = 1;
+		else
+			errmsg(iso->why, sizeof iso->why, "joining the kept mount namespace: %s", strerror(errno));
+		close(iso->mnt_fd);
+		iso->mnt_fd = -1;
+		return;
+	}
 	if (!(iso->namespaces & CLONE_NEWNS))
 		return;
-	/* An empty read-only tmpfs on any existing directory (the mount is in
-	 * the VMM's namespace only), made the root.  chroot, not pivot_root:
-	 * detaching the old root waits for an RCU grace period (measured: p99
-	 * start-up +20 ms), and the confined VMM has no call that could walk
-	 * out of a chroot (no open, chdir, fchdir or chroot) and no directory
-	 * descriptor to start from. */
+	/* A new mount namespace of its own: an empty read-only tmpfs on any
+	 * existing directory (the mount is in this namespace only) becomes the
+	 * root.  chroot, not pivot_root: detaching the old root waits for an
+	 * RCU grace period (measured: p99 start-up +20 ms), and the confined
+	 * VMM has no call that could walk out of a chroot (no open, chdir,
+	 * fchdir or chroot) and no directory descriptor to start from. */
 	static const char *const points[] = { "/tmp", "/run", "/mnt", "/proc" };
 	const char *what = "mounting an empty tmpfs";
 	int e = ENOENT;
@@ -128,7 +282,7 @@ void isolate_root(struct isolation *iso)
 int isolation_names(const struct isolation *iso, const char **names)
 {
 	int n = 0;
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+	for (int i = 0; i < NKINDS; i++)
 		if (iso->namespaces & kinds[i].flag)
 			names[n++] = kinds[i].name;
 	return n;

@@ -1,9 +1,11 @@
 /* Namespaces and an empty root for the VMM, where the host allows them.
  * husk forks before the VM exists: the parent stays behind as a small
  * supervisor (confined to waiting and forwarding a kill) and the child, the
- * VMM, is pid 1 of a new pid namespace with its own mount, network, IPC and
- * UTS namespaces; just before the first KVM_RUN its root becomes an empty
- * read-only tmpfs.  What it got is recorded, never assumed. */
+ * VMM, is pid 1 of a new pid namespace, in mount, network, IPC and UTS
+ * namespaces of husk's own (made once and kept in /run/husk/ns, or new for
+ * the run where they cannot be kept); just before the first KVM_RUN its
+ * root becomes an empty read-only tmpfs.  What it got is recorded, never
+ * assumed. */
 #ifndef HUSK_ISOLATE_H
 #define HUSK_ISOLATE_H
 #include <stddef.h>
@@ -11,6 +13,8 @@
 struct isolation {
 	int namespaces;   /* CLONE_NEW* flags the VMM is in */
 	int empty_root;
+	int shared;       /* mnt, net, ipc, uts are the kept ones */
+	int mnt_fd;       /* the kept mount namespace, until joined */
 	char why[160];    /* why something was not had, "" if everything was */
 };
 

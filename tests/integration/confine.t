@@ -5,7 +5,7 @@
 # too, and a stop request for husk ends the whole run.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 25
+plan 27
 
 # The VMM is the supervisor's only child (no workdir: no write-back helper).
 vmm_of() { tr -d ' ' < /proc/$1/task/$1/children; }
@@ -56,8 +56,18 @@ is "$left" 0 "no process of the run is left (VMM and write-back helper)"
 is "$(ls "$TMP" | grep -c husk-workdir)" 0 "the temporary workdir image is removed"
 
 "$HUSK" run --audit "$TMP/a.json" lua -e '' && head -1 "$TMP/a.json" > "$TMP/start"
-grep -q '"isolation":{"namespaces":\["pid","mnt","net","ipc","uts"\],"empty_root":true}' "$TMP/start"
+grep -q '"isolation":{"namespaces":\["pid","mnt","net","ipc","uts"\],"shared_by_runs":true,"empty_root":true}' "$TMP/start"
 ok $? "the audit start record says what isolation the VMM got"
+for ns in mnt net ipc uts; do stat -f -c %T /run/husk/ns/$ns; done | sort -u > "$TMP/fstypes"
+is "$(cat "$TMP/fstypes")" "nsfs" "the kept mount, network, IPC and UTS namespaces are bound in /run/husk/ns"
+
+# Where they cannot be kept, each run gets new ones of its own (test build:
+# another place for them).
+HUSK_TEST_KEPT_DIR=/dev/null/ns HUSK_IMAGES=$ROOT/build/images "$ROOT/build/tests/husk-test" run --audit "$TMP/c.json" \
+	lua -e 'print(3)' > "$TMP/out"
+grep -q '"isolation":{"namespaces":\["pid","mnt","net","ipc","uts"\],"shared_by_runs":false,"empty_root":true,"missing":"kept namespaces: /dev/null/ns: Not a directory"}' "$TMP/c.json" &&
+	[ "$(cat "$TMP/out")" = 3 ]
+ok $? "without kept namespaces: new ones for the run, an empty root, and the audit says why"
 
 "$HUSK" run --no-namespaces -t 20 python -c 'import time; time.sleep(2)' &
 pid=$!
@@ -66,5 +76,5 @@ is "$(readlink /proc/$pid/ns/net)" "$(readlink /proc/self/ns/net)" "--no-namespa
 grep -q '^Seccomp:[[:space:]]*2$' /proc/$pid/status; ok $? "--no-namespaces: still confined by seccomp"
 wait $pid
 "$HUSK" run --no-namespaces --audit "$TMP/b.json" lua -e ''
-grep -q '"isolation":{"namespaces":\[\],"empty_root":false}' "$TMP/b.json"; ok $? "--no-namespaces: the audit says so"
+grep -q '"isolation":{"namespaces":\[\],"shared_by_runs":false,"empty_root":false}' "$TMP/b.json"; ok $? "--no-namespaces: the audit says so"
 done_testing
