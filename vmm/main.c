@@ -546,6 +546,10 @@ static int run(struct options *o)
 	rec.peak_memory = resident_bytes(&vm.mem);
 	static struct husk_report guest_report; /* a copy: guest memory goes away */
 	memcpy(&guest_report, gpa_ptr(&vm.mem, HUSK_REPORT, sizeof guest_report), sizeof guest_report);
+	/* A program that failed after memory ran out ended for lack of memory
+	 * (the guest's count: for the record, not trusted for anything). */
+	if (guest_report.denied_enomem && status && (!strcmp(rec.reason, "exit") || !strcmp(rec.reason, "crash")))
+		rec.reason = "memory";
 	vm_destroy(&vm);
 	struct extract_stats wst = { 0 };
 	status = writeback_finish(&wb, &disks, status, &wst);

@@ -2,7 +2,7 @@
 # Policy files, husk policy show, and the audit trail.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 16
+plan 17
 
 printf '{"memory": "128M", "timeout": 5, "cpu_time": 3, "output_limit": 1000, "env": {"A": "from-policy", "B": "b"}, "pvm": true}\n' > "$TMP/p.json"
 "$HUSK" policy show --policy "$TMP/p.json" -m 64M -e A=from-flag > "$TMP/show"
@@ -43,4 +43,8 @@ grep -q '"event":"end".*"reason":"exit","status":0.*"bytes_out":11' "$TMP/audit"
 "$HUSK" run -t 1 --audit "$TMP/audit2" lua -e 'while true do end' 2>/dev/null
 grep -q '"event":"limit","kind":"timeout"' "$TMP/audit2" && grep -q '"reason":"timeout","status":124' "$TMP/audit2"
 ok $? "a timeout is recorded as a limit hit and as the end reason"
+"$HUSK" run -m 64M --audit "$TMP/audit3" python -c 'x = []
+while True: x.append(bytearray(1 << 20))' 2>/dev/null
+grep -q '"event":"limit","kind":"memory"' "$TMP/audit3" && grep -q '"reason":"memory","status":1' "$TMP/audit3"
+ok $? "an uncaught MemoryError is recorded as a limit hit and ends the run for memory"
 done_testing
