@@ -329,5 +329,7 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	}
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)
 		REPORT->enosys[nr]++;
+	else
+		REPORT->out_of_range++;
 	return -ENOSYS;
 }

@@ -88,6 +88,9 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 		denial(fd, "unknown syscall", name ? name : "?", g->enosys[nr], "guest");
 		free(name);
 	}
+	char beyond[48];
+	snprintf(beyond, sizeof beyond, "numbers outside 0..%d", HUSK_NSYSCALLS - 1);
+	denial(fd, "unknown syscall", beyond, g->out_of_range, "guest");
 	denial(fd, "read-only disk", "write", g->denied_erofs, "guest");
 	denial(fd, "read-only disk", "device write", r->blk_denied_writes, "husk");
 	if (g->denied_enomem)

@@ -119,6 +119,8 @@ static void print_syscalls(struct vm *v)
 			enosys ? " ENOSYS" : "");
 		free(name);
 	}
+	if (r->out_of_range)
+		fprintf(stderr, "husk:   numbers outside 0..%d  %u ENOSYS\n", HUSK_NSYSCALLS - 1, r->out_of_range);
 }
 
 /* The guest has nothing to do for a while: the host thread sleeps (a timer

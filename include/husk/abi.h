@@ -94,6 +94,7 @@ struct husk_report {
 	char msg[256];                       /* NUL-terminated (not trusted) */
 	unsigned int calls[HUSK_NSYSCALLS];  /* syscalls made, by number */
 	unsigned int enosys[HUSK_NSYSCALLS]; /* of those, answered -ENOSYS */
+	unsigned int out_of_range;           /* calls numbered outside 0..511 (all -ENOSYS) */
 };
 #endif
 

@@ -174,9 +174,12 @@ is "$st:$(out 19 | tr '\n' ' ')" "0:97 97 97 97 97 " "19 Python sockets and conn
 for libc in husk stock; do
 	hrun 20 "$BIN/20-socket.$libc" </dev/null
 	is "$st:$(out 20 | tail -1)" "0:0 unexpected" "20 C socket() ($libc libc): -1 EAFNOSUPPORT; socketpair, pipe fail"
-	hrun 21 "$BIN/21-dangerous-syscalls.$libc" </dev/null
+	rm -f "$TMP/21.audit"
+	hrun 21 --audit "$TMP/21.audit" "$BIN/21-dangerous-syscalls.$libc" </dev/null
 	is "$st:$(out 21 | tail -1)" "0:0 unexpected" "21 dangerous raw syscalls ($libc libc): -1 ENOSYS/EPERM each"
 	grep UNEXPECTED "$TMP/21.out" | sed 's/^/# /'
+	grep -q '"kind":"unknown syscall","what":"numbers outside 0..511","count":3,' "$TMP/21.audit"
+	ok $? "21 ($libc libc): the audit records the 3 calls numbered beyond the table (1000, -1, x32)"
 	hrun 22 "$BIN/22-bad-pointers.$libc" </dev/null
 	is "$st:$(out 22 | tail -1)" "0:0 unexpected" "22 bad pointers to syscalls ($libc libc): -1 EFAULT each, no crash"
 	grep UNEXPECTED "$TMP/22.out" | sed 's/^/# /'
