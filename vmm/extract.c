@@ -15,8 +15,11 @@
 #include "errmsg.h"
 #include "extract.h"
 
-enum { R_DIR = 1, R_UP, R_FILE, R_SYMLINK, R_OTHER, R_END };
+/* R_LINK: another name of a file already sent; its data is the first
+ * name's path from the workdir's top. */
+enum { R_DIR = 1, R_UP, R_FILE, R_SYMLINK, R_OTHER, R_END, R_LINK };
 #define MAX_DEPTH 128
+#define MAX_PATH ((MAX_DEPTH + 1) * 256)
 #define CHUNK 65536
 
 struct rec {
@@ -103,6 +106,53 @@ static void emit_symlink(ext2_filsys fs, const char *name, size_t len, struct ex
 	put(target, size);
 }
 
+/* The path of the entry being walked, and the first path of each file with
+ * more than one name (an open-addressing table keyed by inode). */
+static char cur_path[MAX_PATH];
+static struct linked { ext2_ino_t ino; char *path; } *linked;
+static size_t nlinked, linked_cap;
+
+static struct linked *linked_slot(ext2_ino_t ino)
+{
+	if (2 * (nlinked + 1) > linked_cap) {
+		size_t cap = linked_cap ? 2 * linked_cap : 256;
+		struct linked *t = calloc(cap, sizeof *t);
+		if (!t)
+			child_exit(4);
+		for (size_t i = 0; i < linked_cap; i++)
+			if (linked[i].ino) {
+				size_t j = linked[i].ino % cap;
+				while (t[j].ino)
+					j = (j + 1) % cap;
+				t[j] = linked[i];
+			}
+		free(linked);
+		linked = t, linked_cap = cap;
+	}
+	size_t j = ino % linked_cap;
+	while (linked[j].ino && linked[j].ino != ino)
+		j = (j + 1) % linked_cap;
+	return &linked[j];
+}
+
+/* A file with several names: the first is sent whole, the others as links. */
+static int emit_if_link(ext2_ino_t ino, const char *name, size_t len, struct ext2_inode *in, size_t plen)
+{
+	if (in->i_links_count < 2)
+		return 0;
+	struct linked *l = linked_slot(ino);
+	if (l->ino) {
+		emit(R_LINK, name, len, in, strlen(l->path));
+		put(l->path, strlen(l->path));
+		return 1;
+	}
+	l->ino = ino;
+	if (!(l->path = strndup(cur_path, plen)))
+		child_exit(4);
+	nlinked++;
+	return 0;
+}
+
 struct walk {
 	ext2_filsys fs;
 	int depth;
@@ -132,7 +182,8 @@ static int collect(ext2_ino_t dir, int entry, struct ext2_dir_entry *d, int off,
 	return 0;
 }
 
-static void walk_dir(ext2_filsys fs, ext2_ino_t dir, int depth)
+/* plen: the length of cur_path, the directory's path. */
+static void walk_dir(ext2_filsys fs, ext2_ino_t dir, int depth, size_t plen)
 {
 	if (depth > MAX_DEPTH)
 		child_exit(5);
@@ -147,12 +198,19 @@ static void walk_dir(ext2_filsys fs, ext2_ino_t dir, int depth)
 			continue; /* made by mke2fs, and by the guest for open unlinked files */
 		if (w.subdirs[i] > fs->super->s_inodes_count || ext2fs_read_inode(fs, w.subdirs[i], &in))
 			child_exit(7);
+		size_t sub = plen + (plen != 0) + len; /* "dir/name" */
+		if (sub >= MAX_PATH)
+			child_exit(5);
+		if (plen)
+			cur_path[plen] = '/';
+		memcpy(cur_path + plen + (plen != 0), name, len);
 		if (LINUX_S_ISDIR(in.i_mode)) {
 			emit(R_DIR, name, len, &in, 0);
-			walk_dir(fs, w.subdirs[i], depth + 1);
+			walk_dir(fs, w.subdirs[i], depth + 1, sub);
 			emit(R_UP, "", 0, 0, 0);
 		} else if (LINUX_S_ISREG(in.i_mode)) {
-			emit_file(fs, w.subdirs[i], name, len, &in);
+			if (!emit_if_link(w.subdirs[i], name, len, &in, sub))
+				emit_file(fs, w.subdirs[i], name, len, &in);
 		} else if (LINUX_S_ISLNK(in.i_mode)) {
 			emit_symlink(fs, name, len, &in);
 		} else {
@@ -186,7 +244,7 @@ static _Noreturn void reader(const char *image, int fd)
 	if (ext2fs_open(image, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs))
 		child_exit(8);
 	confine();
-	walk_dir(fs, EXT2_ROOT_INO, 0);
+	walk_dir(fs, EXT2_ROOT_INO, 0, 0);
 	emit(R_END, "", 0, 0, 0);
 	child_exit(0);
 }
@@ -377,6 +435,45 @@ static int write_symlink(int in, int dirfd, const char *name, const struct rec *
 	return 0;
 }
 
+/* Another name for a file written before: a hard link to the first name,
+ * found from the top without following a symlink, made under a temporary
+ * name and renamed over the name. */
+static int write_link(int in, int root, int dirfd, const char *name, const struct rec *r, struct extract_stats *st)
+{
+	static char path[MAX_PATH];
+	if (r->size >= sizeof path || get(in, path, r->size))
+		return -1;
+	path[r->size] = 0;
+	if (strlen(path) != r->size)
+		return 1;
+	int at = root, bad = 0;
+	char *last = path;
+	for (char *slash; !bad && (slash = strchr(last, '/')); last = slash + 1) {
+		*slash = 0;
+		int sub = valid_name(last, strlen(last)) ? openat(at, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		if (at != root)
+			close(at);
+		at = sub, bad = sub < 0;
+	}
+	struct stat first, old;
+	bad = bad || !valid_name(last, strlen(last)) || fstatat(at, last, &first, AT_SYMLINK_NOFOLLOW) < 0 ||
+	      !S_ISREG(first.st_mode);
+	if (!bad && fstatat(dirfd, name, &old, AT_SYMLINK_NOFOLLOW) == 0 && old.st_ino == first.st_ino &&
+	    old.st_dev == first.st_dev) {
+		st->unchanged++; /* already that file */
+	} else if (!bad) {
+		char tmp[64];
+		snprintf(tmp, sizeof tmp, ".husk-extract-%d", (int)getpid());
+		unlinkat(dirfd, tmp, 0);
+		bad = linkat(at, last, dirfd, tmp, 0) < 0 || renameat(dirfd, tmp, dirfd, name) < 0;
+		unlinkat(dirfd, tmp, 0); /* left if the rename failed */
+		st->files += !bad;
+	}
+	if (at >= 0 && at != root)
+		close(at);
+	return bad;
+}
+
 static int write_tree(int in, int root, const struct extract_limits *lim, struct extract_stats *st, char *err,
 		      size_t n)
 {
@@ -447,6 +544,7 @@ static int write_tree(int in, int root, const struct extract_limits *lim, struct
 		}
 		case R_FILE: r2 = write_file(in, fd, name, &r, st); break;
 		case R_SYMLINK: r2 = write_symlink(in, fd, name, &r, st); break;
+		case R_LINK: r2 = write_link(in, root, fd, name, &r, st); break;
 		default:
 			fprintf(stderr, "husk: workdir: skipped %s (device, fifo or socket)\n", name);
 			st->skipped++;

@@ -269,7 +269,7 @@ static void blk_seeds(void)
 
 /* ---- workdir record streams (vmm/extract.c's struct rec, kept in step) ---- */
 
-enum { R_DIR = 1, R_UP, R_FILE, R_SYMLINK, R_OTHER, R_END };
+enum { R_DIR = 1, R_UP, R_FILE, R_SYMLINK, R_OTHER, R_END, R_LINK };
 
 struct rec {
 	uint8_t type;
@@ -337,6 +337,22 @@ static void stream_seeds(void)
 	for (int i = 0; i < 130; i++)
 		rec(&s, R_DIR, "d", 040755, 0, 0, NULL, 0);
 	stream_save("deep", &s);
+
+	/* hard links: good ones, and ones naming a symlink, a directory, a
+	 * climb, a missing file, a path through the host's symlinks */
+	rec(&s, R_DIR, "a", 040755, 0, 0, NULL, 0);
+	rec(&s, R_FILE, "x", 0100644, 1, 5, "hello", 5);
+	rec(&s, R_SYMLINK, "l", 0120777, 0, 6, "target", 6);
+	rec(&s, R_UP, "", 0, 0, 0, NULL, 0);
+	rec(&s, R_LINK, "y", 0100644, 1, 3, "a/x", 3);
+	rec(&s, R_LINK, "z", 0100644, 1, 3, "a/l", 3);
+	rec(&s, R_LINK, "w", 0100644, 1, 1, "a", 1);
+	rec(&s, R_LINK, "v", 0100644, 1, 6, "../a/x", 6);
+	rec(&s, R_LINK, "u", 0100644, 1, 4, "nope", 4);
+	rec(&s, R_LINK, "t", 0100644, 1, 3, "f/x", 3);
+	rec(&s, R_LINK, "s", 0100644, 1, 4, "a//x", 4);
+	rec(&s, R_END, "", 0, 0, 0, NULL, 0);
+	stream_save("links", &s);
 
 	rec(&s, R_UP, "", 0, 0, 0, NULL, 0);
 	stream_save("up-at-top", &s);

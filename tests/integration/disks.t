@@ -2,7 +2,7 @@
 # Datasets (--ro), the workdir (-w) and what comes back to the host.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 24
+plan 27
 export HUSK_CACHE="$TMP/cache"
 DS=$TMP/dataset JOB=$TMP/job
 mkdir -p "$DS/sub"
@@ -66,4 +66,19 @@ is "$(ls "$TMP/hostile/many" | wc -l)" 100000 "100000 files come back"
 
 manifest "$DS" > "$TMP/ds.after"
 cmp -s "$TMP/ds.before" "$TMP/ds.after"; ok $? "the dataset directory is byte-for-byte unchanged"
+# Hard links come back as hard links, across directories, and stay so.
+mkdir "$TMP/hl"
+"$HUSK" run -w "$TMP/hl" python -c '
+import os
+os.makedirs("d/e")
+open("a", "w").write("shared")
+os.link("a", "b"); os.link("a", "d/e/c")'
+inodes=$(stat -c %i "$TMP/hl/a" "$TMP/hl/b" "$TMP/hl/d/e/c" | sort -u | wc -l)
+is "$inodes:$(stat -c %h "$TMP/hl/a"):$(cat "$TMP/hl/d/e/c")" "1:3:shared" "hard links come back as one file with three names"
+is "$("$HUSK" run -w "$TMP/hl" python -c '
+import os
+s = os.stat("b")
+print(s.st_nlink, s.st_ino == os.stat("d/e/c").st_ino)
+os.unlink("b")')" "3 True" "the next run sees them linked"
+[ ! -e "$TMP/hl/b" ] && [ "$(stat -c %h "$TMP/hl/a")" = 2 ]; ok $? "removing one name in the guest removes just that name"
 done_testing
