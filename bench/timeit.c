@@ -1,12 +1,17 @@
-/* timeit N CMD [ARGS...]: run CMD N times (stdout to /dev/null) and print
- * "p50_us p99_us" of the wall time from fork to exit.  Fails if any run
- * exits non-zero, so a broken command never looks fast. */
+/* timeit N CMD [ARGS...] [::: CMD2 [ARGS...]]...: run each command N times
+ * (stdout to /dev/null), taking turns so that the machine's load changes hit
+ * them alike, and print "p50_us p99_us" of the wall time from fork to exit,
+ * one line per command.  Fails if any run exits non-zero, so a broken
+ * command never looks fast. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#define MAX_CMDS 8
 
 static int cmp(const void *a, const void *b)
 {
@@ -14,10 +19,30 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static double run(char **cmd, int devnull)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(devnull, 1);
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "timeit: %s failed (status %#x)\n", cmd[0], st);
+		exit(1);
+	}
+	return (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: timeit N CMD [ARGS...]\n");
+		fprintf(stderr, "usage: timeit N CMD [ARGS...] [::: CMD [ARGS...]]...\n");
 		return 2;
 	}
 	int n = atoi(argv[1]);
@@ -25,27 +50,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "timeit: bad count '%s'\n", argv[1]);
 		return 2;
 	}
-	double *t = malloc(n * sizeof *t);
+	char **cmd[MAX_CMDS];
+	int ncmd = 0;
+	cmd[ncmd++] = argv + 2;
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], ":::")) {
+			argv[i] = NULL;
+			if (ncmd == MAX_CMDS || i + 1 == argc) {
+				fprintf(stderr, "timeit: at most %d commands, none empty\n", MAX_CMDS);
+				return 2;
+			}
+			cmd[ncmd++] = argv + i + 1;
+		}
+	double *t = malloc((size_t)n * ncmd * sizeof *t);
 	int devnull = open("/dev/null", O_WRONLY);
-	for (int i = 0; i < n; i++) {
-		struct timespec a, b;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		pid_t pid = fork();
-		if (pid == 0) {
-			dup2(devnull, 1);
-			execvp(argv[2], argv + 2);
-			_exit(127);
-		}
-		int st;
-		waitpid(pid, &st, 0);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-			fprintf(stderr, "timeit: %s failed (status %#x)\n", argv[2], st);
-			return 1;
-		}
-		t[i] = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < ncmd; c++)
+			t[c * n + i] = run(cmd[c], devnull);
+	for (int c = 0; c < ncmd; c++) {
+		double *v = t + c * n;
+		qsort(v, n, sizeof *v, cmp);
+		printf("%.0f %.0f\n", v[n / 2], v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1]);
 	}
-	qsort(t, n, sizeof *t, cmp);
-	printf("%.0f %.0f\n", t[n / 2], t[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1]);
 	return 0;
 }
