@@ -1,4 +1,4 @@
-/* expected: syscalls given bad pointers return -1 with EFAULT, and the program goes on: "0 unexpected", exit 0 */
+/* expected: syscalls given bad pointers (unmapped, or into the guest kernel) return -1 with EFAULT, and the program goes on: "0 unexpected", exit 0 */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +27,11 @@ int main(void)
 		{ "getcwd(8, 100)", SYS_getcwd, { 8, 100 } },
 		{ "nanosleep(8, 0)", SYS_nanosleep, { 8, 0 } },
 		{ "uname(-1)", SYS_uname, { -1 } },
+		/* the guest kernel's memory: mapped, but not the program's */
+		{ "read(0, kernel text, 10)", SYS_read, { 0, 0x200000, 10 } },
+		{ "getrandom(page tables, 64)", SYS_getrandom, { 0x1000, 64, 0 } },
+		{ "clock_gettime(0, report)", SYS_clock_gettime, { 0, 0x310000 } },
+		{ "uname(boot tree)", SYS_uname, { 0x320000 } },
 	};
 	int bad = 0;
 	for (unsigned i = 0; i < sizeof calls / sizeof calls[0]; i++) {
