@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -213,13 +214,22 @@ int isolate_vmm(struct isolation *iso, char *err, size_t n)
 		close_kept(fd);
 		return 0;
 	}
+	int parent = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	fflush(NULL);
 	vmm = fork();
 	if (vmm < 0)
 		return errmsg(err, n, "fork: %s", strerror(errno));
 	if (vmm > 0)
 		supervise();
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed supervisor takes the VMM along */
+	/* A killed supervisor takes the VMM along, even one killed before this
+	 * (its pidfd is readable once it has exited). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (parent >= 0) {
+		struct pollfd gone = { parent, POLLIN, 0 };
+		if (poll(&gone, 1, 0) == 1)
+			_exit(EXIT_INTERNAL);
+		close(parent);
+	}
 	iso->namespaces = CLONE_NEWPID;
 	if (kept && setns(fd[2], CLONE_NEWNET) == 0 && setns(fd[3], CLONE_NEWIPC) == 0 &&
 	    setns(fd[4], CLONE_NEWUTS) == 0) {

@@ -5,7 +5,7 @@
 # too, and a stop request for husk ends the whole run.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 27
+plan 28
 
 # The VMM is the supervisor's only child (no workdir: no write-back helper).
 vmm_of() { tr -d ' ' < /proc/$1/task/$1/children; }
@@ -54,6 +54,16 @@ left=0
 for k in $kids; do [ -d /proc/$k ] && ! grep -q '^State:.*Z' /proc/$k/status && left=$((left + 1)); done
 is "$left" 0 "no process of the run is left (VMM and write-back helper)"
 is "$(ls "$TMP" | grep -c husk-workdir)" 0 "the temporary workdir image is removed"
+
+# SIGKILL to the supervisor (nothing can forward it) takes the VMM along.
+"$HUSK" run -t 60 lua -e 'while true do end' &
+pid=$!
+sleep 1
+vmm=$(vmm_of $pid)
+kill -KILL $pid
+wait $pid
+sleep 0.5
+! grep -qs '^State:[[:space:]]*[RS]' /proc/$vmm/status; ok $? "SIGKILL to husk's supervisor ends the VMM too"
 
 "$HUSK" run --audit "$TMP/a.json" lua -e '' && head -1 "$TMP/a.json" > "$TMP/start"
 grep -q '"isolation":{"namespaces":\["pid","mnt","net","ipc","uts"\],"shared_by_runs":true,"empty_root":true}' "$TMP/start"
