@@ -72,20 +72,28 @@ static int open_kept(int *fd)
 	return 0;
 }
 
+/* An empty read-only tmpfs on the first of a few directories that exists
+ * (in a private mount namespace: nobody else sees it); where, or NULL. */
+static const char *mount_empty(void)
+{
+	static const char *const points[] = { "/tmp", "/run", "/mnt", "/proc" };
+	for (size_t i = 0; i < sizeof points / sizeof points[0]; i++)
+		if (mount("husk-empty", points[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+			  "size=4k,nr_inodes=1,mode=0555") == 0)
+			return points[i];
+	return NULL;
+}
+
 /* The creator's child: new namespaces, an empty root pivoted in (paid once
  * here), then it waits for its parent to bind them. */
 static _Noreturn void kept_holder(int ready, int done)
 {
-	static const char *const points[] = { "/tmp", "/run", "/mnt", "/proc" };
 	char c = 1;
 	if (unshare(ALL_BUT_PID) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		_exit(1);
-	int rooted = 0;
-	for (size_t i = 0; !rooted && i < sizeof points / sizeof points[0]; i++)
-		rooted = mount("husk-empty", points[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
-			       "size=4k,nr_inodes=1,mode=0555") == 0 && chdir(points[i]) == 0 &&
-			 syscall(SYS_pivot_root, ".", ".") == 0 && umount2(".", MNT_DETACH) == 0;
-	if (!rooted || write(ready, &c, 1) != 1)
+	const char *at = mount_empty();
+	if (!at || chdir(at) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
+	    write(ready, &c, 1) != 1)
 		_exit(1);
 	while (read(done, &c, 1) < 0 && errno == EINTR)
 		;
@@ -260,33 +268,23 @@ void isolate_root(struct isolation *iso)
 	}
 	if (!(iso->namespaces & CLONE_NEWNS))
 		return;
-	/* A new mount namespace of its own: an empty read-only tmpfs on any
-	 * existing directory (the mount is in this namespace only) becomes the
-	 * root.  chroot, not pivot_root: detaching the old root waits for an
-	 * RCU grace period (measured: p99 start-up +20 ms), and the confined
-	 * VMM has no call that could walk out of a chroot (no open, chdir,
-	 * fchdir or chroot) and no directory descriptor to start from. */
-	static const char *const points[] = { "/tmp", "/run", "/mnt", "/proc" };
-	const char *what = "mounting an empty tmpfs";
-	int e = ENOENT;
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		errmsg(iso->why, sizeof iso->why, "no empty root: making mounts private: %s", strerror(errno));
+	/* A new mount namespace of its own: an empty tmpfs becomes the root.
+	 * chroot, not pivot_root: detaching the old root waits for an RCU grace
+	 * period (measured: p99 start-up +20 ms), and the confined VMM has no
+	 * call that could walk out of a chroot (no open, chdir, fchdir or
+	 * chroot) and no directory descriptor to start from. */
+	const char *what, *at;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		what = "making mounts private";
+	else if (!(at = mount_empty()))
+		what = "mounting an empty tmpfs";
+	else if (chroot(at) < 0 || chdir("/") < 0)
+		what = "chroot";
+	else {
+		iso->empty_root = 1;
 		return;
 	}
-	for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
-		if (mount("husk-empty", points[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
-			  "size=4k,nr_inodes=1,mode=0555") < 0) {
-			e = errno;
-			continue;
-		}
-		if (chroot(points[i]) == 0 && chdir("/") == 0) {
-			iso->empty_root = 1;
-			return;
-		}
-		what = "chroot", e = errno;
-		break;
-	}
-	errmsg(iso->why, sizeof iso->why, "no empty root: %s: %s", what, strerror(e));
+	errmsg(iso->why, sizeof iso->why, "no empty root: %s: %s", what, strerror(errno));
 }
 
 int isolation_names(const struct isolation *iso, const char **names)
