@@ -229,10 +229,8 @@ static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t 
 	return 0;
 }
 
-long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
-	if (nr >= 0 && nr < HUSK_NSYSCALLS)
-		REPORT->calls[nr]++;
 	switch (nr) {
 	case SYS_read: return sys_rw(a1, (void *)a2, a3, 0);
 	case SYS_write: return sys_rw(a1, (void *)a2, a3, 1);
@@ -332,4 +330,16 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	else
 		REPORT->out_of_range++;
 	return -ENOSYS;
+}
+
+/* Every system call: counted for the report, and a full disk (the workdir's
+ * or /tmp's) counted as a limit hit for the audit. */
+long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	if (nr >= 0 && nr < HUSK_NSYSCALLS)
+		REPORT->calls[nr]++;
+	long r = dispatch(nr, a1, a2, a3, a4, a5, a6);
+	if (r == -ENOSPC)
+		REPORT->denied_enospc++;
+	return r;
 }

@@ -96,6 +96,9 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 	if (g->denied_enomem)
 		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", "memory", "count",
 				   (json_int_t)g->denied_enomem, "counted_by", "guest"));
+	if (g->denied_enospc)
+		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", "disk full", "count",
+				   (json_int_t)g->denied_enospc, "counted_by", "guest"));
 	if (g->denied_emfile)
 		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", "open files", "count",
 				   (json_int_t)g->denied_emfile, "counted_by", "guest"));

@@ -91,6 +91,7 @@ struct husk_report {
 	unsigned int denied_erofs;   /* writes refused on read-only file systems */
 	unsigned int denied_enomem;  /* allocations that did not fit in guest memory */
 	unsigned int denied_emfile;  /* opens refused: the open-files limit */
+	unsigned int denied_enospc;  /* system calls that found the disk (or /tmp) full */
 	char msg[256];                       /* NUL-terminated (not trusted) */
 	unsigned int calls[HUSK_NSYSCALLS];  /* syscalls made, by number */
 	unsigned int enosys[HUSK_NSYSCALLS]; /* of those, answered -ENOSYS */

@@ -108,11 +108,12 @@ is "$st:$(wc -c <"$TMP/11.out")" "0:1048576" "11 output flood: stdout cut at exa
 # (the marker starts with a newline, to end a cut line on a shared terminal)
 is "$(grep . "$TMP/11.err")" "husk: output limit of 1048576 bytes reached; the rest is dropped" "11 output flood: one marker line on stderr"
 
-hrun 12 --disk 32M -w "$TMP/fill" python - <"$H/12-disk-fill.py"
+hrun 12 --disk 32M -w "$TMP/fill" --audit "$TMP/12.audit" python - <"$H/12-disk-fill.py"
 fit=$(out 12 | sed -n 's/^ENOSPC after \([0-9]*\) bytes$/\1/p')
 is "$st" 0 "12 disk fill (--disk 32M): exit 0"
 [ -n "$fit" ] && [ "$fit" -gt $((16 << 20)) ] && [ "$fit" -le $((32 << 20)) ]; ok $? "12 disk fill: the program saw ENOSPC ($(out 12))"
 is "$(stat -c %s "$TMP/fill/fill.bin" 2>&1)" "$fit" "12 disk fill: the data that fit comes back"
+grep -q '"event":"limit","kind":"disk full","count":[1-9]' "$TMP/12.audit"; ok $? "12 disk fill: the audit records the full disk"
 
 hrun 13 -w "$TMP/many" "$BIN/13-many-files.husk" </dev/null
 is "$st:$(out 13)" "0:made 100000 files" "13 100k files: exit 0"
