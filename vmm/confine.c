@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include "confine.h"
 #include "errmsg.h"
 
@@ -16,13 +17,15 @@ static const int vmm_calls[] = {
 	SCMP_SYS(getrandom), SCMP_SYS(mincore), SCMP_SYS(wait4), SCMP_SYS(exit), SCMP_SYS(exit_group),
 };
 
-/* The supervisor waits, kills the VMM on a stop request, and ends like it. */
+/* The supervisor waits, kills the VMM on a stop request (kill: the VMM
+ * only), and ends like it (tgkill: itself only). */
 static const int supervisor_calls[] = {
-	SCMP_SYS(wait4), SCMP_SYS(kill), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask),
-	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(tgkill), SCMP_SYS(write), SCMP_SYS(exit_group),
+	SCMP_SYS(wait4), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask),
+	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(write), SCMP_SYS(exit_group),
 };
 
-static int confine(const int *calls, size_t ncalls, int kvm, char *err, size_t n)
+/* kvm: the VMM's ioctls; vmm > 0: the supervisor's kill and tgkill. */
+static int confine(const int *calls, size_t ncalls, int kvm, pid_t vmm, char *err, size_t n)
 {
 	/* No core dumps of guest memory, no new processes or files. */
 	struct rlimit zero = { 0, 0 };
@@ -39,6 +42,10 @@ static int confine(const int *calls, size_t ncalls, int kvm, char *err, size_t n
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_RUN));
 	if (!r && kvm)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_GET_REGS));
+	if (!r && vmm > 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)vmm));
+	if (!r && vmm > 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
 	if (!r)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
@@ -47,10 +54,10 @@ static int confine(const int *calls, size_t ncalls, int kvm, char *err, size_t n
 
 int confine_vmm(char *err, size_t n)
 {
-	return confine(vmm_calls, sizeof vmm_calls / sizeof vmm_calls[0], 1, err, n);
+	return confine(vmm_calls, sizeof vmm_calls / sizeof vmm_calls[0], 1, 0, err, n);
 }
 
-int confine_supervisor(char *err, size_t n)
+int confine_supervisor(pid_t vmm, char *err, size_t n)
 {
-	return confine(supervisor_calls, sizeof supervisor_calls / sizeof supervisor_calls[0], 0, err, n);
+	return confine(supervisor_calls, sizeof supervisor_calls / sizeof supervisor_calls[0], 0, vmm, err, n);
 }

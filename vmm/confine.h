@@ -6,10 +6,11 @@
 #ifndef HUSK_CONFINE_H
 #define HUSK_CONFINE_H
 #include <stddef.h>
+#include <sys/types.h>
 
 /* 0, or -1 with a reason in err.  Also rlimits: no core, no new process,
  * no new file descriptor. */
 int confine_vmm(char *err, size_t errlen);
 /* The supervisor (isolate.h): waiting, killing the VMM, exiting. */
-int confine_supervisor(char *err, size_t errlen);
+int confine_supervisor(pid_t vmm, char *err, size_t errlen);
 #endif

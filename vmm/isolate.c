@@ -175,7 +175,7 @@ static _Noreturn void supervise(void)
 	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
 		sigaction(stops[i], &sa, NULL);
 	char err[256];
-	if (confine_supervisor(err, sizeof err)) {
+	if (confine_supervisor(vmm, err, sizeof err)) {
 		kill(vmm, SIGKILL);
 		fprintf(stderr, "husk: %s\n", err);
 		_exit(EXIT_INTERNAL);
