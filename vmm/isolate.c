@@ -164,6 +164,34 @@ static void forward(int sig)
 	kill(vmm, SIGKILL);
 }
 
+/* Job control (Ctrl-Z, fg): the VMM, as pid 1, would ignore a terminal
+ * stop, so the supervisor stops it, then stops itself by the same signal
+ * (the shell sees an ordinary stop), and continues it. */
+static const int pauses[] = { SIGTSTP, SIGTTIN, SIGTTOU };
+static void pause_run(int sig);
+
+static void on_pause(void (*handler)(int))
+{
+	struct sigaction sa = { .sa_handler = handler };
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof pauses / sizeof pauses[0]; i++)
+		sigaction(pauses[i], &sa, NULL);
+}
+
+static void pause_run(int sig)
+{
+	kill(vmm, SIGSTOP);
+	on_pause(SIG_DFL);
+	raise(sig); /* taken when the handler returns: the default, a stop */
+}
+
+static void resume_run(int sig)
+{
+	(void)sig;
+	on_pause(pause_run);
+	kill(vmm, SIGCONT);
+}
+
 static _Noreturn void supervise(void)
 {
 	/* Nothing the VMM or the write-back helper hold may be kept open here:
@@ -174,6 +202,9 @@ static _Noreturn void supervise(void)
 	sigfillset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
 		sigaction(stops[i], &sa, NULL);
+	on_pause(pause_run);
+	sa.sa_handler = resume_run;
+	sigaction(SIGCONT, &sa, NULL);
 	char err[256];
 	if (confine_supervisor(vmm, err, sizeof err)) {
 		kill(vmm, SIGKILL);

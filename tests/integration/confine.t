@@ -5,7 +5,7 @@
 # too, and a stop request for husk ends the whole run.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 28
+plan 29
 
 # The VMM is the supervisor's only child (no workdir: no write-back helper).
 vmm_of() { tr -d ' ' < /proc/$1/task/$1/children; }
@@ -54,6 +54,21 @@ left=0
 for k in $kids; do [ -d /proc/$k ] && ! grep -q '^State:.*Z' /proc/$k/status && left=$((left + 1)); done
 is "$left" 0 "no process of the run is left (VMM and write-back helper)"
 is "$(ls "$TMP" | grep -c husk-workdir)" 0 "the temporary workdir image is removed"
+
+# Job control: a terminal stop (SIGTSTP) stops the VMM too, SIGCONT resumes it.
+"$HUSK" run -t 60 lua -e 'while true do end' &
+pid=$!
+sleep 1
+vmm=$(vmm_of $pid)
+kill -TSTP $pid
+sleep 0.5
+stopped=$(grep -c '^State:[[:space:]]*T' /proc/$pid/status /proc/$vmm/status | grep -c ':1$')
+kill -CONT $pid
+sleep 0.5
+grep -q '^State:[[:space:]]*[RS]' /proc/$vmm/status
+is "$stopped:$?" "2:0" "SIGTSTP stops the supervisor and the VMM, SIGCONT resumes the VMM"
+kill -TERM $pid
+wait $pid
 
 # SIGKILL to the supervisor (nothing can forward it) takes the VMM along.
 "$HUSK" run -t 60 lua -e 'while true do end' &
