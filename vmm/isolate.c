@@ -165,30 +165,30 @@ static void forward(int sig)
 }
 
 /* Job control (Ctrl-Z, fg): the VMM, as pid 1, would ignore a terminal
- * stop, so the supervisor stops it, then stops itself by the same signal
- * (the shell sees an ordinary stop), and continues it. */
+ * stop, so the supervisor stops it, then takes the same signal's default
+ * action itself: a stop (the shell sees an ordinary one) until continued,
+ * or nothing in an orphaned process group, where the kernel discards it.
+ * Either way the VMM goes on when the supervisor does. */
 static const int pauses[] = { SIGTSTP, SIGTTIN, SIGTTOU };
-static void pause_run(int sig);
-
-static void on_pause(void (*handler)(int))
-{
-	struct sigaction sa = { .sa_handler = handler };
-	sigfillset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof pauses / sizeof pauses[0]; i++)
-		sigaction(pauses[i], &sa, NULL);
-}
 
 static void pause_run(int sig)
 {
 	kill(vmm, SIGSTOP);
-	on_pause(SIG_DFL);
-	raise(sig); /* taken when the handler returns: the default, a stop */
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, mine;
+	sigaction(sig, &dfl, &mine);
+	sigset_t only;
+	sigemptyset(&only);
+	sigaddset(&only, sig);
+	raise(sig); /* pending: blocked while its handler runs */
+	sigprocmask(SIG_UNBLOCK, &only, NULL); /* taken here */
+	sigprocmask(SIG_BLOCK, &only, NULL);
+	sigaction(sig, &mine, NULL);
+	kill(vmm, SIGCONT);
 }
 
 static void resume_run(int sig)
 {
 	(void)sig;
-	on_pause(pause_run);
 	kill(vmm, SIGCONT);
 }
 
@@ -202,7 +202,9 @@ static _Noreturn void supervise(void)
 	sigfillset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
 		sigaction(stops[i], &sa, NULL);
-	on_pause(pause_run);
+	sa.sa_handler = pause_run;
+	for (size_t i = 0; i < sizeof pauses / sizeof pauses[0]; i++)
+		sigaction(pauses[i], &sa, NULL);
 	sa.sa_handler = resume_run;
 	sigaction(SIGCONT, &sa, NULL);
 	char err[256];

@@ -5,7 +5,7 @@
 # too, and a stop request for husk ends the whole run.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 29
+plan 30
 
 # The VMM is the supervisor's only child (no workdir: no write-back helper).
 vmm_of() { tr -d ' ' < /proc/$1/task/$1/children; }
@@ -55,18 +55,30 @@ for k in $kids; do [ -d /proc/$k ] && ! grep -q '^State:.*Z' /proc/$k/status && 
 is "$left" 0 "no process of the run is left (VMM and write-back helper)"
 is "$(ls "$TMP" | grep -c husk-workdir)" 0 "the temporary workdir image is removed"
 
-# Job control: a terminal stop (SIGTSTP) stops the VMM too, SIGCONT resumes it.
-"$HUSK" run -t 60 lua -e 'while true do end' &
+# Job control: a terminal stop (SIGTSTP) stops the VMM too, SIGCONT resumes
+# it.  husk runs in a process group of its own whose parent (this shell) is
+# in the same session, as under an interactive shell; in an orphaned group
+# (a new session) the kernel discards the stop, and so must husk.
+state() { sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' /proc/$1/status; }
+perl -e 'setpgrp(0, 0); exec @ARGV or die "exec: $!"' "$HUSK" run -t 60 lua -e 'while true do end' &
 pid=$!
 sleep 1
 vmm=$(vmm_of $pid)
 kill -TSTP $pid
 sleep 0.5
-stopped=$(grep -c '^State:[[:space:]]*T' /proc/$pid/status /proc/$vmm/status | grep -c ':1$')
+stopped="$(state $pid)$(state $vmm)"
 kill -CONT $pid
 sleep 0.5
-grep -q '^State:[[:space:]]*[RS]' /proc/$vmm/status
-is "$stopped:$?" "2:0" "SIGTSTP stops the supervisor and the VMM, SIGCONT resumes the VMM"
+is "$stopped $(state $vmm)" "TT R" "SIGTSTP stops the supervisor and the VMM, SIGCONT resumes the VMM"
+kill -TERM $pid
+wait $pid
+setsid "$HUSK" run -t 60 lua -e 'while true do end' &
+pid=$!
+sleep 1
+vmm=$(vmm_of $pid)
+kill -TSTP $pid
+sleep 0.5
+is "$(state $pid)$(state $vmm)" "SR" "in an orphaned process group the stop is discarded, for the VMM too"
 kill -TERM $pid
 wait $pid
 
