@@ -14,22 +14,11 @@
 #include <unistd.h>
 #include "errmsg.h"
 #include "extract.h"
+#include "extract_stream.h"
 
-/* R_LINK: another name of a file already sent; its data is the first
- * name's path from the workdir's top. */
-enum { R_DIR = 1, R_UP, R_FILE, R_SYMLINK, R_OTHER, R_END, R_LINK };
 #define MAX_DEPTH 128
 #define MAX_PATH ((MAX_DEPTH + 1) * 256)
 #define CHUNK 65536
-
-struct rec {
-	uint8_t type;
-	uint8_t pad;
-	uint16_t name_len;
-	uint32_t mode;
-	int64_t mtime;
-	uint64_t size; /* bytes that follow the name: file data or link target */
-};
 
 /* ---- the confined reader (child) ------------------------------------------ */
 
@@ -375,6 +364,14 @@ static int open_subdir(int parent, const char *name, uint32_t mode)
 	return openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* The temporary name an entry is made under in dirfd before it is renamed
+ * into place, cleared of any leftover. */
+static void tmp_name(int dirfd, char tmp[32])
+{
+	snprintf(tmp, 32, ".husk-extract-%d", (int)getpid());
+	unlinkat(dirfd, tmp, 0);
+}
+
 /* Data into a fresh temporary, then renamed over the name: whatever was
  * there (a symlink included) is replaced, never written through. */
 static int write_file(int in, int dirfd, const char *name, const struct rec *r, struct extract_stats *st)
@@ -385,9 +382,8 @@ static int write_file(int in, int dirfd, const char *name, const struct rec *r, 
 		st->unchanged++;
 		return skip(in, r->size);
 	}
-	char tmp[64];
-	snprintf(tmp, sizeof tmp, ".husk-extract-%d", (int)getpid());
-	unlinkat(dirfd, tmp, 0);
+	char tmp[32];
+	tmp_name(dirfd, tmp);
 	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return skip(in, r->size) ? -1 : 1;
@@ -424,9 +420,8 @@ static int write_symlink(int in, int dirfd, const char *name, const struct rec *
 	target[r->size] = 0;
 	if (strlen(target) != r->size || !r->size)
 		return 1;
-	char tmp[64];
-	snprintf(tmp, sizeof tmp, ".husk-extract-%d", (int)getpid());
-	unlinkat(dirfd, tmp, 0);
+	char tmp[32];
+	tmp_name(dirfd, tmp);
 	if (symlinkat(target, dirfd, tmp) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
 		unlinkat(dirfd, tmp, 0);
 		return 1;
@@ -462,9 +457,8 @@ static int write_link(int in, int root, int dirfd, const char *name, const struc
 	    old.st_dev == first.st_dev) {
 		st->unchanged++; /* already that file */
 	} else if (!bad) {
-		char tmp[64];
-		snprintf(tmp, sizeof tmp, ".husk-extract-%d", (int)getpid());
-		unlinkat(dirfd, tmp, 0);
+		char tmp[32];
+		tmp_name(dirfd, tmp);
 		bad = linkat(at, last, dirfd, tmp, 0) < 0 || renameat(dirfd, tmp, dirfd, name) < 0;
 		unlinkat(dirfd, tmp, 0); /* left if the rename failed */
 		st->files += !bad;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "extract_stream.h"
 #include "husk/virtio_regs.h"
 
 static const char *root;
@@ -267,18 +268,7 @@ static void blk_seeds(void)
 	prog_save("blk", "split", &p, 0, m, sizeof m);
 }
 
-/* ---- workdir record streams (vmm/extract.c's struct rec, kept in step) ---- */
-
-enum { R_DIR = 1, R_UP, R_FILE, R_SYMLINK, R_OTHER, R_END, R_LINK };
-
-struct rec {
-	uint8_t type;
-	uint8_t pad;
-	uint16_t name_len;
-	uint32_t mode;
-	int64_t mtime;
-	uint64_t size;
-};
+/* ---- workdir record streams (vmm/extract_stream.h) ------------------------ */
 
 struct stream {
 	uint8_t buf[1 << 16];
