@@ -82,11 +82,10 @@ uintptr_t mem_stack_top(void)
 	return ram_end;
 }
 
-/* Whether [p, p+len) is mapped: all of RAM but page 0 and the stack's guard
+/* Whether [p, p+len) is the program's memory: above the kernel and its data
+ * (below HUSK_PROGRAM_MIN: a system call must not write there, as Linux
+ * refuses kernel addresses), below the end of RAM, off the stack's guard
  * page.  Syscalls check user pointers with it and answer EFAULT. */
-/* The program's memory: above the kernel and its data (below
- * HUSK_PROGRAM_MIN, which a system call must not write into, as Linux
- * refuses kernel addresses), below the end of RAM, off the stack guard. */
 int user_ok(const void *p, size_t len)
 {
 	uintptr_t a = (uintptr_t)p, guard = ram_end - HUSK_STACK_SIZE;

@@ -65,6 +65,14 @@ static void denial(int fd, const char *kind, const char *what, uint64_t count, c
 				   (json_int_t)count, "counted_by", by));
 }
 
+/* A limit the guest kernel reports it enforced, count times. */
+static void guest_limit(int fd, const char *kind, uint64_t count)
+{
+	if (count)
+		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", kind, "count", (json_int_t)count,
+				   "counted_by", "guest"));
+}
+
 void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 {
 	if (fd < 0)
@@ -93,15 +101,9 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 	denial(fd, "unknown syscall", beyond, g->out_of_range, "guest");
 	denial(fd, "read-only disk", "write", g->denied_erofs, "guest");
 	denial(fd, "read-only disk", "device write", r->blk_denied_writes, "husk");
-	if (g->denied_enomem)
-		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", "memory", "count",
-				   (json_int_t)g->denied_enomem, "counted_by", "guest"));
-	if (g->denied_enospc)
-		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", "disk full", "count",
-				   (json_int_t)g->denied_enospc, "counted_by", "guest"));
-	if (g->denied_emfile)
-		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", "open files", "count",
-				   (json_int_t)g->denied_emfile, "counted_by", "guest"));
+	guest_limit(fd, "memory", g->denied_enomem);
+	guest_limit(fd, "disk full", g->denied_enospc);
+	guest_limit(fd, "open files", g->denied_emfile);
 	if (r->output_cut)
 		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", "output"));
 	if (r->timeout_hit || r->cpu_hit)

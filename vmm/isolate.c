@@ -272,10 +272,14 @@ int isolate_vmm(struct isolation *iso, char *err, size_t n)
 		close(parent);
 	}
 	iso->namespaces = CLONE_NEWPID;
-	if (kept && setns(fd[2], CLONE_NEWNET) == 0 && setns(fd[3], CLONE_NEWIPC) == 0 &&
-	    setns(fd[4], CLONE_NEWUTS) == 0) {
-		iso->namespaces |= CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
-		iso->mnt_fd = fd[1], fd[1] = -1; /* joined last, after the last open */
+	/* All but the mount namespace now; that one is joined last, after the
+	 * last open (isolate_root). */
+	int joined = kept;
+	for (int i = 2; joined && i < NKINDS; i++) /* kinds[]: pid, mnt, then these */
+		joined = setns(fd[i], kinds[i].flag) == 0;
+	if (joined) {
+		iso->namespaces |= ALL_BUT_PID & ~CLONE_NEWNS;
+		iso->mnt_fd = fd[1], fd[1] = -1;
 		iso->shared = 1;
 	} else {
 		if (kept || why[0])

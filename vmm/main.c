@@ -446,7 +446,7 @@ static int run(struct options *o)
 	struct writeback wb;
 	if (writeback_start(&wb, &disks, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
-	struct isolation iso = { 0 };
+	struct isolation iso = { .mnt_fd = -1 };
 	if (!o->no_namespaces && isolate_vmm(&iso, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
 

@@ -2,8 +2,8 @@
 #ifndef GUEST_ERRNO_H
 #define GUEST_ERRNO_H
 #define EPERM 1
-#define ESRCH 3
 #define ENOENT 2
+#define ESRCH 3
 #define EIO 5
 #define EBADF 9
 #define EAGAIN 11
