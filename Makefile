@@ -52,7 +52,7 @@ $(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/kernel.ld
 husk: $(VMM_SRC) $(HEADERS) vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
 	@echo "  CC      husk"
 	@$(CC) $(HOST_CFLAGS) -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -o $@ $(VMM_SRC) \
-		vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err -ljansson
+		vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err -ljansson -lnettle
 
 # --- test-only builds ----------------------------------------------------
 # husk-test: husk with test hooks (HUSK_TEST_KERNEL, HUSK_TEST_SECCOMP_TRIGGER);
@@ -61,7 +61,7 @@ $(BUILD)/tests/husk-test: $(VMM_SRC) $(HEADERS) vmm/kernel_blob.S $(BUILD)/guest
 	@mkdir -p $(dir $@)
 	@echo "  CC      husk-test"
 	@$(CC) $(HOST_CFLAGS) -DHUSK_TEST_HOOKS -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -o $@ \
-		$(VMM_SRC) vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err -ljansson
+		$(VMM_SRC) vmm/kernel_blob.S -static -lfdt -lseccomp -lext2fs -lcom_err -ljansson -lnettle
 
 EVIL_SRC := tests/evil-kernel/start.S tests/evil-kernel/evil.c
 $(BUILD)/tests/evil-kernel.elf: $(EVIL_SRC) guest/kernel.ld include/husk/abi.h include/husk/virtio_regs.h

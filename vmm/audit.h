@@ -18,6 +18,9 @@ struct run_record {
 	int output_cut, timeout_hit, cpu_hit;
 	uint64_t blk_denied_writes;    /* host-counted, at the virtio-blk device */
 	uint64_t workdir_bytes, workdir_files;
+	uint64_t workdir_conflicts, workdir_failed; /* paths: both sides changed; could not be written */
+	const char (*conflict_paths)[200];          /* the first EXTRACT_NOTED of them, escaped */
+	int nconflict_paths;
 };
 
 /* Opened before the VMM loses its view of the host's files; -1 without

@@ -1,10 +1,12 @@
 /* The disks a run gets, prepared on the host: read-only datasets (--ro), the
  * system disk of an image (/usr), the writable workdir (-w).  Directories are
- * turned into ext2 images with e2fsprogs' mke2fs. */
+ * opened once, with no symlink in their path, and copied into ext2 images
+ * through that fd (copyin.h). */
 #ifndef HUSK_DISKS_H
 #define HUSK_DISKS_H
 #include <stddef.h>
 #include <stdint.h>
+#include "copyin.h"
 
 #define MAX_DISKS 12
 
@@ -21,13 +23,16 @@ struct disks {
 	struct disk d[MAX_DISKS];
 	int n;
 	int workdir;         /* index of the workdir disk, or -1 */
-	char workdir_path[4096];
+	char workdir_path[4096];  /* for messages: the path is never resolved again */
+	int workdir_fd;          /* the workdir, opened once (-1 when none) */
+	struct copyin_record workdir_record; /* what was copied into its image */
 };
 
 /* Each returns 0, or -1 with a one-line reason in err (a user error). */
 int disks_add_ro(struct disks *ds, const char *spec, char *err, size_t errlen);     /* NAME=PATH */
 int disks_add_system(struct disks *ds, const char *image, char *err, size_t errlen);
 int disks_add_workdir(struct disks *ds, const char *dir, uint64_t size, char *err, size_t errlen);
-/* Closes the images and deletes husk's temporary ones. */
+/* Closes the images and the workdir, frees its record, and deletes husk's
+ * temporary images. */
 void disks_release(struct disks *ds);
 #endif

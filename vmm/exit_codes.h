@@ -8,5 +8,6 @@
 #define EXIT_WORKDIR     123 /* the workdir could not be written back (fully) */
 #define EXIT_TIMEOUT     124 /* --timeout expired */
 #define EXIT_CPU         152 /* --cpu-time reached: 128 + SIGXCPU, as RLIMIT_CPU would */
+#define EXIT_OUTPUT      153 /* --output-limit passed: 128 + SIGXFSZ, as RLIMIT_FSIZE would */
 #define EXIT_USAGE       125 /* bad command line, image, program file, or no /dev/kvm */
 #endif

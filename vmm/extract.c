@@ -1,244 +1,94 @@
-#include <dirent.h>
+/* The workdir writer: applies what the program changed (see extract.h).
+ * Each guest entry is compared with the copy-in record: an entry still at
+ * the inode it was copied to, which the guest never wrote, is left alone;
+ * any other is written, beside the host's version if the host changed that
+ * path during the run.  A recorded name the guest no longer has is deleted
+ * if the host left it as it was. */
 #include <errno.h>
-#include <ext2fs/ext2fs.h>
 #include <fcntl.h>
-#include <seccomp.h>
-#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "errmsg.h"
 #include "extract.h"
 #include "extract_stream.h"
+#include "workdir_reader.h"
 
-#define MAX_DEPTH 128
-#define MAX_PATH ((MAX_DEPTH + 1) * 256)
 #define CHUNK 65536
+#define WARN_LINES 20 /* then only counted */
 
-/* ---- the confined reader (child) ------------------------------------------ */
-
-static int out_fd;
-
-/* The raw system call: a sanitizer's _exit would make calls the filter forbids. */
-static _Noreturn void child_exit(int code)
-{
-	for (;;)
-		syscall(SYS_exit_group, code);
-}
-
-static void put(const void *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(out_fd, p, n);
-		if (k <= 0)
-			child_exit(3);
-		p = (const char *)p + k, n -= k;
-	}
-}
-
-static void emit(uint8_t type, const char *name, size_t len, const struct ext2_inode *in, uint64_t size)
-{
-	struct rec r = { type, 0, (uint16_t)len, in ? in->i_mode : 0, in ? (int64_t)in->i_mtime : 0, size };
-	put(&r, sizeof r);
-	put(name, len);
-}
-
-static void emit_file(ext2_filsys fs, ext2_ino_t ino, const char *name, size_t len, struct ext2_inode *in)
-{
-	uint64_t size = EXT2_I_SIZE(in);
-	emit(R_FILE, name, len, in, size);
-	ext2_file_t f;
-	static char buf[CHUNK];
-	uint64_t sent = 0;
-	if (ext2fs_file_open(fs, ino, 0, &f) == 0) {
-		while (sent < size) {
-			unsigned int got = 0;
-			if (ext2fs_file_read(f, buf, CHUNK, &got) || !got)
-				break;
-			if (got > size - sent)
-				got = (unsigned)(size - sent);
-			put(buf, got);
-			sent += got;
-		}
-		ext2fs_file_close(f);
-	}
-	memset(buf, 0, sizeof buf);
-	while (sent < size) { /* unreadable: keep the stream framed, then fail */
-		uint64_t k = size - sent < CHUNK ? size - sent : CHUNK;
-		put(buf, k);
-		sent += k;
-	}
-}
-
-static void emit_symlink(ext2_filsys fs, const char *name, size_t len, struct ext2_inode *in)
-{
-	uint64_t size = EXT2_I_SIZE(in);
-	char target[4096] = "";
-	if (size >= sizeof target)
-		size = 0;
-	if (size && ext2fs_is_fast_symlink(in)) {
-		memcpy(target, in->i_block, size < sizeof in->i_block ? size : sizeof in->i_block);
-	} else if (size) {
-		char *block = malloc(fs->blocksize);
-		if (!block || io_channel_read_blk64(fs->io, in->i_block[0], 1, block))
-			size = 0;
-		else
-			memcpy(target, block, size < fs->blocksize ? size : fs->blocksize);
-		free(block);
-	}
-	emit(R_SYMLINK, name, len, in, size);
-	put(target, size);
-}
-
-/* The path of the entry being walked, and the first path of each file with
- * more than one name (an open-addressing table keyed by inode). */
-static char cur_path[MAX_PATH];
-static struct linked { ext2_ino_t ino; char *path; } *linked;
-static size_t nlinked, linked_cap;
-
-static struct linked *linked_slot(ext2_ino_t ino)
-{
-	if (2 * (nlinked + 1) > linked_cap) {
-		size_t cap = linked_cap ? 2 * linked_cap : 256;
-		struct linked *t = calloc(cap, sizeof *t);
-		if (!t)
-			child_exit(4);
-		for (size_t i = 0; i < linked_cap; i++)
-			if (linked[i].ino) {
-				size_t j = linked[i].ino % cap;
-				while (t[j].ino)
-					j = (j + 1) % cap;
-				t[j] = linked[i];
-			}
-		free(linked);
-		linked = t, linked_cap = cap;
-	}
-	size_t j = ino % linked_cap;
-	while (linked[j].ino && linked[j].ino != ino)
-		j = (j + 1) % linked_cap;
-	return &linked[j];
-}
-
-/* A file with several names: the first is sent whole, the others as links. */
-static int emit_if_link(ext2_ino_t ino, const char *name, size_t len, struct ext2_inode *in, size_t plen)
-{
-	if (in->i_links_count < 2)
-		return 0;
-	struct linked *l = linked_slot(ino);
-	if (l->ino) {
-		emit(R_LINK, name, len, in, strlen(l->path));
-		put(l->path, strlen(l->path));
-		return 1;
-	}
-	l->ino = ino;
-	if (!(l->path = strndup(cur_path, plen)))
-		child_exit(4);
-	nlinked++;
-	return 0;
-}
-
-struct walk {
-	ext2_filsys fs;
-	int depth;
-	ext2_ino_t *subdirs;
-	char (*names)[256];
+struct host_files {
+	struct host_file { uint32_t gino; dev_t dev; ino_t ino; } *v;
 	size_t n, cap;
 };
 
-static int collect(ext2_ino_t dir, int entry, struct ext2_dir_entry *d, int off, int bs, char *buf, void *priv)
+struct writer {
+	int in; /* the record stream */
+	int root;
+	const struct copyin_record *rec;
+	const struct extract_limits *lim;
+	struct extract_stats *st;
+	unsigned char *seen; /* per record entry: the guest still has that name */
+	mode_t umask;
+	int64_t now;
+	uint64_t entries, warned;
+	unsigned tmp_seq;
+	struct host_files written;  /* for each guest inode written, the host file */
+	struct host_files relinked; /* host files with several names this write-back unlinked one of */
+	char path[MAX_PATH]; /* guest path of the current entry, from the top */
+};
+
+struct level {
+	int fd;         /* the host directory; -1 in a skipped subtree */
+	size_t plen;    /* length of its guest path */
+	int recorded;   /* it is the directory copied in: deletions apply */
+	int fresh;      /* made by this write-back: no host version to respect */
+	int conflict;   /* a NAME.husk-conflict directory */
+	char host[256]; /* its name in the parent directory on the host */
+};
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void warn(struct writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct writer *w, const char *fmt, ...)
 {
-	(void)dir, (void)entry, (void)off, (void)bs, (void)buf;
-	struct walk *w = priv;
-	size_t len = ext2fs_dirent_name_len(d);
-	if (!d->inode || (len == 1 && d->name[0] == '.') || (len == 2 && !memcmp(d->name, "..", 2)))
-		return 0;
-	if (w->n == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 64;
-		w->subdirs = realloc(w->subdirs, w->cap * sizeof *w->subdirs);
-		w->names = realloc(w->names, w->cap * sizeof *w->names);
-		if (!w->subdirs || !w->names)
-			child_exit(4);
-	}
-	w->subdirs[w->n] = d->inode;
-	memcpy(w->names[w->n], d->name, len);
-	w->names[w->n][len] = 0;
-	w->n++;
-	return 0;
+	if (w->warned++ >= WARN_LINES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("husk: workdir: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
 }
 
-/* plen: the length of cur_path, the directory's path. */
-static void walk_dir(ext2_filsys fs, ext2_ino_t dir, int depth, size_t plen)
+static const char *shown(const char *path, char buf[600])
 {
-	if (depth > MAX_DEPTH)
-		child_exit(5);
-	struct walk w = { fs, depth, 0, 0, 0, 0 };
-	if (ext2fs_dir_iterate2(fs, dir, 0, 0, collect, &w))
-		child_exit(6);
-	for (size_t i = 0; i < w.n; i++) {
-		struct ext2_inode in;
-		const char *name = w.names[i];
-		size_t len = strlen(name);
-		if (depth == 0 && (!strcmp(name, "lost+found") || !strcmp(name, ".husk-unlinked")))
-			continue; /* made by mke2fs, and by the guest for open unlinked files */
-		if (w.subdirs[i] > fs->super->s_inodes_count || ext2fs_read_inode(fs, w.subdirs[i], &in))
-			child_exit(7);
-		size_t sub = plen + (plen != 0) + len; /* "dir/name" */
-		if (sub >= MAX_PATH)
-			child_exit(5);
-		if (plen)
-			cur_path[plen] = '/';
-		memcpy(cur_path + plen + (plen != 0), name, len);
-		if (LINUX_S_ISDIR(in.i_mode)) {
-			emit(R_DIR, name, len, &in, 0);
-			walk_dir(fs, w.subdirs[i], depth + 1, sub);
-			emit(R_UP, "", 0, 0, 0);
-		} else if (LINUX_S_ISREG(in.i_mode)) {
-			if (!emit_if_link(w.subdirs[i], name, len, &in, sub))
-				emit_file(fs, w.subdirs[i], name, len, &in);
-		} else if (LINUX_S_ISLNK(in.i_mode)) {
-			emit_symlink(fs, name, len, &in);
-		} else {
-			emit(R_OTHER, name, len, &in, 0);
-		}
-	}
-	free(w.subdirs);
-	free(w.names);
+	return str_escape(path, strlen(path), buf, 600);
 }
 
-static void confine(void)
+static void conflict(struct writer *w, const char *path, const char *what)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	const int allowed[] = { SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(write), SCMP_SYS(lseek), SCMP_SYS(fstat),
-				SCMP_SYS(newfstatat), SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
-				SCMP_SYS(madvise), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
-				SCMP_SYS(sigaltstack) /* sanitizer builds, at exit */ };
-	int ok = ctx && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
-	for (size_t i = 0; ok && i < sizeof allowed / sizeof allowed[0]; i++)
-		ok = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0) == 0;
-	if (!ok || seccomp_load(ctx))
-		child_exit(2);
-	seccomp_release(ctx);
+	char b[600];
+	if (w->st->conflicts < EXTRACT_NOTED)
+		str_escape(path, strlen(path), w->st->conflict[w->st->conflicts], sizeof w->st->conflict[0]);
+	w->st->conflicts++;
+	warn(w, "conflict: %s %s", shown(path, b), what);
 }
 
-static _Noreturn void reader(const char *image, int fd)
+static void failure(struct writer *w, const char *path, int e)
 {
-	out_fd = fd;
-	ext2_filsys fs;
-	initialize_ext2_error_table();
-	if (ext2fs_open(image, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs))
-		child_exit(8);
-	confine();
-	walk_dir(fs, EXT2_ROOT_INO, 0, 0);
-	emit(R_END, "", 0, 0, 0);
-	child_exit(0);
+	char b[600];
+	w->st->failed++;
+	warn(w, "cannot write back %s: %s", shown(path, b), strerror(e));
 }
 
-/* ---- the writer (husk) ------------------------------------------------------ */
+/* ---- the stream ---------------------------------------------------------- */
 
 static int get(int fd, void *p, size_t n)
 {
@@ -265,87 +115,493 @@ static int skip(int fd, uint64_t n)
 	return 0;
 }
 
-/* Names seen in one directory, to remove what the guest deleted. */
-struct level {
-	int fd, root;
-	char **names;
-	size_t n, cap;
-};
+/* ---- the record and the host's state -------------------------------------- */
 
-static int remember(struct level *l, const char *name)
+static int64_t ns(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int same_inode(const struct stat *s, const struct copyin_entry *e)
+{
+	return s->st_dev == e->dev && s->st_ino == e->ino && (s->st_mode & S_IFMT) == (e->mode & S_IFMT);
+}
+
+static void host_files_add(struct host_files *l, uint32_t gino, const struct stat *s)
 {
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		char **v = realloc(l->names, cap * sizeof *v);
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct host_file *v = realloc(l->v, cap * sizeof *v);
 		if (!v)
-			return -1;
-		l->names = v, l->cap = cap;
+			return; /* only an optimisation is lost */
+		l->v = v, l->cap = cap;
 	}
-	return (l->names[l->n++] = strdup(name)) ? 0 : -1;
+	l->v[l->n++] = (struct host_file){ gino, s->st_dev, s->st_ino };
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Removing one name of a host file with several changes the others' ctime:
+ * that change is the write-back's own, not the host's. */
+static int relinked_here(const struct writer *w, const struct stat *s)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	for (size_t i = 0; i < w->relinked.n; i++)
+		if (w->relinked.v[i].dev == s->st_dev && w->relinked.v[i].ino == s->st_ino)
+			return 1;
+	return 0;
 }
 
-static void remove_tree(int parent, const char *name, struct extract_stats *st)
+static void note_unlink(struct writer *w, int dirfd, const char *name)
 {
-	if (unlinkat(parent, name, 0) == 0) {
-		st->removed++;
+	struct stat s;
+	if (fstatat(dirfd, name, &s, AT_SYMLINK_NOFOLLOW) == 0 && s.st_nlink > 1 && !S_ISDIR(s.st_mode) &&
+	    !relinked_here(w, &s))
+		host_files_add(&w->relinked, 0, &s);
+}
+
+/* The host's entry is the one copied in, unchanged since (a directory: the
+ * same directory, whatever its entries). */
+static int host_unchanged(const struct writer *w, const struct stat *s, const struct copyin_entry *e)
+{
+	if (!same_inode(s, e))
+		return 0;
+	return S_ISDIR(s->st_mode) || ((uint64_t)s->st_size == e->size && ns(s->st_mtim) == e->mtime_ns &&
+				       (ns(s->st_ctim) == e->ctime_ns || relinked_here(w, s)));
+}
+
+static const struct copyin_entry *recorded(struct writer *w, const char *path)
+{
+	const struct copyin_entry *e = w->rec ? copyin_find(w->rec, path) : NULL;
+	if (e)
+		w->seen[e - w->rec->e] = 1;
+	return e;
+}
+
+/* Record entries directly under path: [*lo, *hi) holds its descendants. */
+static void descendants(const struct copyin_record *rec, const char *path, size_t *lo, size_t *hi)
+{
+	size_t plen = strlen(path), a = 0, b = rec->n;
+	while (a < b) { /* the first entry after path itself */
+		size_t m = (a + b) / 2;
+		if (strcmp(rec->e[m].path, path) <= 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*lo = a;
+	while (a < rec->n && !strncmp(rec->e[a].path, path, plen) && (plen == 0 || rec->e[a].path[plen] == '/'))
+		a++;
+	*hi = a;
+}
+
+/* The name of a record entry within its directory, if it is a direct child
+ * of a directory whose path is plen long. */
+static const char *child_name(const struct copyin_entry *e, size_t plen)
+{
+	const char *name = e->path + plen + (plen != 0);
+	return strchr(name, '/') ? NULL : name;
+}
+
+static void delete_children(struct writer *w, int dirfd, size_t lo, size_t hi, size_t plen, int only_unseen);
+
+/* The program deleted this recorded entry: so does the host, unless the
+ * host changed it meanwhile. */
+static void delete_recorded(struct writer *w, int dirfd, const char *name, size_t i)
+{
+	const struct copyin_entry *e = &w->rec->e[i];
+	struct stat s;
+	if (fstatat(dirfd, name, &s, AT_SYMLINK_NOFOLLOW) < 0)
+		return; /* gone on the host too */
+	if (!host_unchanged(w, &s, e)) {
+		conflict(w, e->path, "was deleted by the program and changed on the host: the host's is kept");
 		return;
 	}
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			remove_tree(dirfd(d), e->d_name, st);
-	closedir(d);
-	if (unlinkat(parent, name, AT_REMOVEDIR) == 0)
-		st->removed++;
-}
-
-/* Host entries of a finished directory that the image no longer has. */
-static void prune(struct level *l, struct extract_stats *st)
-{
-	if (l->n) /* qsort and bsearch want a real array, even for 0 names */
-		qsort(l->names, l->n, sizeof *l->names, cmp_str);
-	int fd = dup(l->fd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (d) {
-		struct dirent *e;
-		char **gone = NULL;
-		size_t ng = 0;
-		while ((e = readdir(d))) {
-			const char *nm = e->d_name;
-			if (!strcmp(nm, ".") || !strcmp(nm, "..") || (l->fd == l->root && (!strcmp(nm, "lost+found") || !strcmp(nm, ".husk-unlinked"))) ||
-			    (l->n && bsearch(&nm, l->names, l->n, sizeof *l->names, cmp_str)))
-				continue;
-			char **g = realloc(gone, (ng + 1) * sizeof *g);
-			if (!g || !(g[ng] = strdup(nm)))
-				break;
-			gone = g, ng++;
+	if (S_ISDIR(s.st_mode)) {
+		int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat again;
+		if (fd < 0 || fstat(fd, &again) < 0 || !same_inode(&again, e)) {
+			if (fd >= 0)
+				close(fd);
+			return;
 		}
-		closedir(d);
-		for (size_t i = 0; i < ng; i++) {
-			remove_tree(l->fd, gone[i], st);
-			free(gone[i]);
-		}
-		free(gone);
-	} else if (fd >= 0) {
+		size_t lo, hi;
+		descendants(w->rec, e->path, &lo, &hi);
+		delete_children(w, fd, lo, hi, strlen(e->path), 0);
 		close(fd);
+		if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
+			w->st->removed++;
+		else if (errno == ENOTEMPTY || errno == EEXIST)
+			conflict(w, e->path, "was deleted by the program; the host added to it: the host's is kept");
+		else
+			failure(w, e->path, errno);
+	} else if (note_unlink(w, dirfd, name), unlinkat(dirfd, name, 0) == 0) {
+		w->st->removed++;
+	} else {
+		failure(w, e->path, errno);
 	}
-	for (size_t i = 0; i < l->n; i++)
-		free(l->names[i]);
-	free(l->names);
-	l->names = NULL, l->n = l->cap = 0;
 }
+
+static void delete_children(struct writer *w, int dirfd, size_t lo, size_t hi, size_t plen, int only_unseen)
+{
+	for (size_t i = lo; i < hi; i++) {
+		const char *name = child_name(&w->rec->e[i], plen);
+		if (name && !(only_unseen && w->seen[i]))
+			delete_recorded(w, dirfd, name, i);
+	}
+}
+
+/* ---- where a changed entry goes ------------------------------------------- */
+
+/* Names as written on the host: control characters become '_' (a name
+ * with a newline would surprise the user's scripts and tools). */
+static void host_name(const char *name, char out[256])
+{
+	size_t i = 0;
+	for (; name[i] && i < 255; i++)
+		out[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '_' : name[i];
+	out[i] = 0;
+}
+
+/* NAME.husk-conflict, or .2, .3 ... if that is taken; 0 or an errno. */
+static int conflict_name(int dirfd, const char *name, char out[256])
+{
+	size_t len = strlen(name);
+	for (int i = 1; i < 1000; i++) {
+		char suffix[32];
+		int k = i == 1 ? snprintf(suffix, sizeof suffix, ".husk-conflict")
+			       : snprintf(suffix, sizeof suffix, ".husk-conflict.%d", i);
+		if (len + (size_t)k >= 256)
+			return ENAMETOOLONG;
+		memcpy(out, name, len);
+		memcpy(out + len, suffix, (size_t)k + 1);
+		struct stat s;
+		if (fstatat(dirfd, out, &s, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			return 0;
+	}
+	return EEXIST;
+}
+
+enum place { P_NEW, P_REPLACE, P_CONFLICT, P_DONE, P_FAILED };
+
+/* The host already holds what the program made there (a retried
+ * write-back, or the host made the same change). */
+static int already_there(struct writer *w, const struct stat *s, const struct rec *r)
+{
+	if (r->type == R_LINK) {
+		for (size_t i = 0; i < w->written.n; i++)
+			if (w->written.v[i].gino == r->ino)
+				return s->st_dev == w->written.v[i].dev && s->st_ino == w->written.v[i].ino;
+		return 0;
+	}
+	int type = r->type == R_SYMLINK ? S_IFLNK : S_IFREG;
+	return (s->st_mode & S_IFMT) == (mode_t)type && (uint64_t)s->st_size == r->size && s->st_mtim.tv_sec == r->mtime &&
+	       s->st_mtim.tv_nsec == 0;
+}
+
+/* Decides where a changed non-directory entry goes: its own name (new, or
+ * replacing the unchanged recorded one) or a conflict name in out. */
+static enum place place(struct writer *w, struct level *l, const char *name, const struct copyin_entry *e,
+			const struct rec *r, char out[256])
+{
+	host_name(name, out);
+	if (l->fresh)
+		return P_NEW;
+	struct stat s;
+	if (fstatat(l->fd, out, &s, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)
+			return failure(w, w->path, errno), P_FAILED;
+		if (!e)
+			return P_NEW;
+		conflict(w, w->path, "was deleted on the host and changed by the program: the program's is beside it");
+	} else if (e && host_unchanged(w, &s, e) && S_ISDIR(s.st_mode)) {
+		/* a directory the program replaced: goes if the host added nothing */
+		delete_recorded(w, l->fd, out, (size_t)(e - w->rec->e));
+		if (fstatat(l->fd, out, &s, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			return P_NEW;
+	} else if (e && host_unchanged(w, &s, e)) {
+		return P_REPLACE;
+	} else if (already_there(w, &s, r)) {
+		w->st->unchanged++;
+		return P_DONE;
+	} else {
+		conflict(w, w->path, "was changed on the host and by the program: the program's is beside it");
+	}
+	char base[256];
+	memcpy(base, out, 256);
+	int err = conflict_name(l->fd, base, out);
+	if (err)
+		return failure(w, w->path, err), P_FAILED;
+	return P_CONFLICT;
+}
+
+/* ---- writing --------------------------------------------------------------- */
+
+static void tmp_name(struct writer *w, char out[48])
+{
+	snprintf(out, 48, ".husk-tmp-%d-%u", (int)getpid(), w->tmp_seq++);
+}
+
+/* The temporary into its place: over the recorded entry, or only where
+ * nothing is (else beside it, as a conflict). */
+static int move_into_place(struct writer *w, struct level *l, const char *tmp, char name[256], enum place p)
+{
+	if (p == P_REPLACE) {
+		note_unlink(w, l->fd, name);
+		return renameat(l->fd, tmp, l->fd, name);
+	}
+	for (int retried = 0; renameat2(l->fd, tmp, l->fd, name, RENAME_NOREPLACE) < 0; retried = 1) {
+		if (errno != EEXIST || retried)
+			return -1;
+		conflict(w, w->path, "appeared on the host during the write-back: the program's is beside it");
+		char base[256];
+		memcpy(base, name, 256);
+		if ((errno = conflict_name(l->fd, base, name)))
+			return -1;
+	}
+	return 0;
+}
+
+static struct timespec clamp_time(struct writer *w, int64_t t)
+{
+	/* a file from the future would confuse make and backup tools */
+	return (struct timespec){ t < 0 ? 0 : t > w->now ? w->now : t, 0 };
+}
+
+static mode_t file_mode(struct writer *w, const struct rec *r, const struct copyin_entry *e)
+{
+	mode_t m = r->mode & 0777; /* never set-id bits: the files become the host user's */
+	return e && (e->mode & 0777) == m ? m : m & ~w->umask;
+}
+
+static void remember(struct writer *w, uint32_t gino, int dirfd, const char *name)
+{
+	struct stat s;
+	if (fstatat(dirfd, name, &s, AT_SYMLINK_NOFOLLOW) == 0)
+		host_files_add(&w->written, gino, &s);
+}
+
+/* Data into a fresh temporary, then renamed into place: whatever was there
+ * (a symlink included) is replaced, never written through.  0, or -1 when
+ * the stream broke (host errors are reported and counted). */
+static int write_file(struct writer *w, struct level *l, const char *name, const struct rec *r,
+		      const struct copyin_entry *e)
+{
+	char target[256], tmp[48];
+	enum place p = place(w, l, name, e, r, target);
+	if (p == P_DONE || p == P_FAILED)
+		return skip(w->in, r->size);
+	tmp_name(w, tmp);
+	int fd = openat(l->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int err = fd < 0 ? errno : 0;
+	static char buf[CHUNK];
+	for (uint64_t left = r->size; left;) {
+		size_t k = left < CHUNK ? left : CHUNK;
+		if (get(w->in, buf, k)) {
+			if (fd >= 0)
+				close(fd), unlinkat(l->fd, tmp, 0);
+			return -1;
+		}
+		for (size_t done = 0; !err && done < k;) {
+			ssize_t n = write(fd, buf + done, k - done);
+			if (n < 0 && errno != EINTR)
+				err = errno;
+			done += n > 0 ? (size_t)n : 0;
+		}
+		left -= k;
+	}
+	struct timespec t[2] = { clamp_time(w, r->mtime), clamp_time(w, r->mtime) };
+	if (!err && (fchmod(fd, file_mode(w, r, e)) < 0 || futimens(fd, t) < 0))
+		err = errno;
+	if (fd >= 0 && close(fd) < 0 && !err)
+		err = errno;
+	if (!err && move_into_place(w, l, tmp, target, p) < 0)
+		err = errno;
+	if (err) {
+		unlinkat(l->fd, tmp, 0);
+		failure(w, w->path, err);
+		return 0;
+	}
+	remember(w, r->ino, l->fd, target);
+	w->st->files++;
+	w->st->bytes += r->size;
+	return 0;
+}
+
+static int write_symlink(struct writer *w, struct level *l, const char *name, const struct rec *r,
+			 const struct copyin_entry *e)
+{
+	char target[4096], where[256], tmp[48];
+	if (r->size >= sizeof target || get(w->in, target, r->size))
+		return -1;
+	target[r->size] = 0;
+	if (strlen(target) != r->size || !r->size) {
+		w->st->skipped++;
+		return 0;
+	}
+	enum place p = place(w, l, name, e, r, where);
+	if (p == P_DONE || p == P_FAILED)
+		return 0;
+	tmp_name(w, tmp);
+	struct timespec t[2] = { clamp_time(w, r->mtime), clamp_time(w, r->mtime) };
+	if (symlinkat(target, l->fd, tmp) < 0 || utimensat(l->fd, tmp, t, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    move_into_place(w, l, tmp, where, p) < 0) {
+		int err = errno;
+		unlinkat(l->fd, tmp, 0);
+		failure(w, w->path, err);
+		return 0;
+	}
+	w->st->symlinks++;
+	return 0;
+}
+
+/* The host file the first name of a guest inode became: one this write-back
+ * wrote for it, or the recorded one if it was left alone.  An fd of its
+ * directory (*dirfd, to close) and its name in last, or -1. */
+static int link_source(struct writer *w, char *first, uint32_t gino, int *dirfd, char **last)
+{
+	const struct copyin_entry *e = w->rec ? copyin_find(w->rec, first) : NULL;
+	int at = w->root, bad = 0;
+	char *p = first;
+	for (char *slash; !bad && (slash = strchr(p, '/')); p = slash + 1) {
+		*slash = 0;
+		char hn[256];
+		host_name(p, hn);
+		int sub = openat(at, hn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (at != w->root)
+			close(at);
+		at = sub, bad = sub < 0;
+	}
+	static char hn[256];
+	host_name(p, hn);
+	struct stat s;
+	int ok = !bad && fstatat(at, hn, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(s.st_mode);
+	if (ok) {
+		struct rec want = { .type = R_LINK, .ino = gino };
+		ok = already_there(w, &s, &want) || (e && e->guest_ino == gino && host_unchanged(w, &s, e));
+	}
+	if (!ok) {
+		if (at >= 0 && at != w->root)
+			close(at);
+		return -1;
+	}
+	*dirfd = at, *last = hn;
+	return 0;
+}
+
+/* Another name for a file sent before: a hard link to its first name. */
+static int write_link(struct writer *w, struct level *l, const char *name, const struct rec *r,
+		      const struct copyin_entry *e)
+{
+	static char first[MAX_PATH];
+	if (r->size >= sizeof first || get(w->in, first, r->size))
+		return -1;
+	first[r->size] = 0;
+	char shown_first[600], where[256], tmp[48], *last;
+	shown(first, shown_first);
+	int at;
+	if (strlen(first) != r->size || link_source(w, first, r->ino, &at, &last) < 0) {
+		conflict(w, w->path, "is a hard link to a file that was not written back as the program left it: not made");
+		return 0;
+	}
+	enum place p = place(w, l, name, e, r, where);
+	if (p != P_DONE && p != P_FAILED) {
+		tmp_name(w, tmp);
+		if (linkat(at, last, l->fd, tmp, 0) < 0 || move_into_place(w, l, tmp, where, p) < 0) {
+			int err = errno;
+			unlinkat(l->fd, tmp, 0);
+			failure(w, w->path, err);
+		} else {
+			w->st->files++;
+		}
+	}
+	if (at != w->root)
+		close(at);
+	return 0;
+}
+
+/* ---- directories ----------------------------------------------------------- */
+
+static int make_dir(struct writer *w, int parent, const char *name, const struct rec *r, struct level *out)
+{
+	mode_t m = ((r->mode & 0777) & ~w->umask) | 0700;
+	if (mkdirat(parent, name, m) < 0)
+		return -1;
+	out->fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (out->fd < 0)
+		return -1;
+	out->fresh = 1;
+	w->st->dirs++;
+	return 0;
+}
+
+/* The host directory for a guest directory: the recorded one, one the host
+ * made there too, a new one, or NAME.husk-conflict where the host removed
+ * or replaced the recorded one. */
+static void enter_dir(struct writer *w, struct level *parent, const char *name, const struct rec *r,
+		      const struct copyin_entry *e, struct level *out)
+{
+	*out = (struct level){ .fd = -1, .plen = strlen(w->path) };
+	char *hn = out->host;
+	host_name(name, hn);
+	if (parent->fd < 0)
+		return;
+	if (parent->fresh) {
+		if (make_dir(w, parent->fd, hn, r, out) < 0)
+			failure(w, w->path, errno);
+		return;
+	}
+	struct stat s;
+	int have = fstatat(parent->fd, hn, &s, AT_SYMLINK_NOFOLLOW) == 0;
+	if (have && S_ISDIR(s.st_mode)) {
+		out->fd = openat(parent->fd, hn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (out->fd < 0 || fstat(out->fd, &s) < 0) {
+			failure(w, w->path, errno);
+			return;
+		}
+		out->recorded = e && same_inode(&s, e);
+		if (out->recorded && r->touched && (r->mode & 0777) != (e->mode & 0777))
+			fchmod(out->fd, r->mode & 0777);
+		return;
+	}
+	if (!have && !e) {
+		if (make_dir(w, parent->fd, hn, r, out) < 0)
+			failure(w, w->path, errno);
+		return;
+	}
+	if (have && e && host_unchanged(w, &s, e) &&
+	    (note_unlink(w, parent->fd, hn), unlinkat(parent->fd, hn, 0) == 0)) {
+		w->st->removed++; /* a file the program replaced by a directory */
+		if (make_dir(w, parent->fd, hn, r, out) < 0)
+			failure(w, w->path, errno);
+		return;
+	}
+	char base[256];
+	memcpy(base, hn, 256);
+	int err = conflict_name(parent->fd, base, hn);
+	if (err || make_dir(w, parent->fd, hn, r, out) < 0) {
+		failure(w, w->path, err ? err : errno);
+		return;
+	}
+	out->conflict = 1;
+}
+
+static void leave_dir(struct writer *w, struct level *l, struct level *parent)
+{
+	if (l->recorded) {
+		size_t lo, hi;
+		w->path[l->plen] = 0;
+		descendants(w->rec, w->path, &lo, &hi);
+		delete_children(w, l->fd, lo, hi, l->plen, 1);
+	}
+	if (l->fd >= 0 && l->fd != w->root)
+		close(l->fd);
+	l->fd = -1;
+	/* a conflict directory is kept only if the program changed something in it */
+	if (l->conflict && unlinkat(parent->fd, l->host, AT_REMOVEDIR) == 0)
+		w->st->dirs--;
+	else if (l->conflict)
+		conflict(w, w->path, "was removed or replaced on the host: the program's changes in it are beside it");
+}
+
+/* ---- the walk -------------------------------------------------------------- */
 
 static int valid_name(const char *s, size_t len)
 {
@@ -353,254 +609,154 @@ static int valid_name(const char *s, size_t len)
 	       !(len == 2 && s[0] == '.' && s[1] == '.');
 }
 
-static int open_subdir(int parent, const char *name, uint32_t mode)
+/* The program left this entry alone: the name it was copied to, the inode
+ * it was copied into, never written by the guest. */
+static int untouched(const struct rec *r, const struct copyin_entry *e)
 {
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	unlinkat(parent, name, 0); /* a file or symlink of that name gives way */
-	if (mkdirat(parent, name, (mode & 07777) | 0700) < 0 && errno != EEXIST)
-		return -1;
-	return openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return e && !r->touched && e->guest_ino == r->ino && ((r->mode & 0170000) == (e->mode & S_IFMT));
 }
 
-/* The temporary name an entry is made under in dirfd before it is renamed
- * into place, cleared of any leftover. */
-static void tmp_name(int dirfd, char tmp[32])
+static const char *reader_error(uint64_t why)
 {
-	snprintf(tmp, 32, ".husk-extract-%d", (int)getpid());
-	unlinkat(dirfd, tmp, 0);
+	switch (why) {
+	case RE_ENTRIES: return "the workdir holds more entries than the limit; the rest was not written back";
+	case RE_BYTES: return "the workdir holds more data than its disk; the rest was not written back";
+	case RE_DEPTH: return "the workdir is nested deeper than 128 levels; the rest was not written back";
+	case RE_LOOP: return "the workdir image is corrupt (a directory loop); the rest was not written back";
+	case RE_MEMORY: return "the workdir image needs more memory to read than allowed; the rest was not written back";
+	default: return "the workdir image is corrupt or unreadable; the rest was not written back";
+	}
 }
 
-/* Data into a fresh temporary, then renamed over the name: whatever was
- * there (a symlink included) is replaced, never written through. */
-static int write_file(int in, int dirfd, const char *name, const struct rec *r, struct extract_stats *st)
+static int one_entry(struct writer *w, struct level *l, const struct rec *r, const char *name)
 {
-	struct stat old;
-	if (fstatat(dirfd, name, &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode) &&
-	    (uint64_t)old.st_size == r->size && old.st_mtime == r->mtime) {
-		st->unchanged++;
-		return skip(in, r->size);
+	const struct copyin_entry *e = recorded(w, w->path);
+	if (l->fd >= 0 && untouched(r, e) && r->type != R_DIR) {
+		w->st->unchanged++;
+		return skip(w->in, r->size);
 	}
-	char tmp[32];
-	tmp_name(dirfd, tmp);
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return skip(in, r->size) ? -1 : 1;
-	static char buf[CHUNK];
-	int bad = 0;
-	for (uint64_t left = r->size; left;) {
-		size_t k = left < CHUNK ? left : CHUNK;
-		if (get(in, buf, k)) {
-			close(fd);
-			unlinkat(dirfd, tmp, 0);
-			return -1;
-		}
-		bad |= write(fd, buf, k) != (ssize_t)k;
-		left -= k;
+	if (l->fd < 0) /* inside a directory that could not be written */
+		return skip(w->in, r->size);
+	switch (r->type) {
+	case R_FILE: return write_file(w, l, name, r, e);
+	case R_SYMLINK: return write_symlink(w, l, name, r, e);
+	case R_LINK: return write_link(w, l, name, r, e);
+	default: {
+		char b[600];
+		w->st->skipped++;
+		warn(w, "skipped %s (a device, fifo or socket)", shown(w->path, b));
+		return skip(w->in, r->size);
 	}
-	struct timespec t[2] = { { r->mtime, 0 }, { r->mtime, 0 } };
-	fchmod(fd, r->mode & 0777);
-	futimens(fd, t);
-	close(fd);
-	if (bad || renameat(dirfd, tmp, dirfd, name) < 0) {
-		unlinkat(dirfd, tmp, 0);
-		return 1;
 	}
-	st->files++;
-	st->bytes += r->size;
-	return 0;
 }
 
-static int write_symlink(int in, int dirfd, const char *name, const struct rec *r, struct extract_stats *st)
-{
-	char target[4096];
-	if (r->size >= sizeof target || get(in, target, r->size))
-		return -1;
-	target[r->size] = 0;
-	if (strlen(target) != r->size || !r->size)
-		return 1;
-	char tmp[32];
-	tmp_name(dirfd, tmp);
-	if (symlinkat(target, dirfd, tmp) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
-		unlinkat(dirfd, tmp, 0);
-		return 1;
-	}
-	st->symlinks++;
-	return 0;
-}
+static struct level stack[MAX_DEPTH + 2];
+static int depth;
 
-/* Another name for a file written before: a hard link to the first name,
- * found from the top without following a symlink, made under a temporary
- * name and renamed over the name. */
-static int write_link(int in, int root, int dirfd, const char *name, const struct rec *r, struct extract_stats *st)
+/* One record; 1 at the end of the stream, 0 to go on, -1 with err. */
+static int step(struct writer *w, char *err, size_t n)
 {
-	static char path[MAX_PATH];
-	if (r->size >= sizeof path || get(in, path, r->size))
-		return -1;
-	path[r->size] = 0;
-	if (strlen(path) != r->size)
-		return 1;
-	int at = root, bad = 0;
-	char *last = path;
-	for (char *slash; !bad && (slash = strchr(last, '/')); last = slash + 1) {
-		*slash = 0;
-		int sub = valid_name(last, strlen(last)) ? openat(at, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-		if (at != root)
-			close(at);
-		at = sub, bad = sub < 0;
-	}
-	struct stat first, old;
-	bad = bad || !valid_name(last, strlen(last)) || fstatat(at, last, &first, AT_SYMLINK_NOFOLLOW) < 0 ||
-	      !S_ISREG(first.st_mode);
-	if (!bad && fstatat(dirfd, name, &old, AT_SYMLINK_NOFOLLOW) == 0 && old.st_ino == first.st_ino &&
-	    old.st_dev == first.st_dev) {
-		st->unchanged++; /* already that file */
-	} else if (!bad) {
-		char tmp[32];
-		tmp_name(dirfd, tmp);
-		bad = linkat(at, last, dirfd, tmp, 0) < 0 || renameat(dirfd, tmp, dirfd, name) < 0;
-		unlinkat(dirfd, tmp, 0); /* left if the rename failed */
-		st->files += !bad;
-	}
-	if (at >= 0 && at != root)
-		close(at);
-	return bad;
-}
-
-static int write_tree(int in, int root, const struct extract_limits *lim, struct extract_stats *st, char *err,
-		      size_t n)
-{
-	static struct level stack[MAX_DEPTH + 2];
-	int depth = 0, rc = 0;
-	stack[0] = (struct level){ root, root, NULL, 0, 0 };
+	struct rec r;
 	char name[256];
-	for (;;) {
-		struct rec r;
-		if (get(in, &r, sizeof r)) {
-			rc = errmsg(err, n, "the workdir image ended early (corrupt or unreadable)");
-			break;
-		}
-		if (r.type == R_END)
-			break;
-		if (r.type == R_UP) {
-			if (!depth) {
-				rc = errmsg(err, n, "malformed workdir stream");
-				break;
-			}
-			prune(&stack[depth], st);
-			close(stack[depth--].fd);
-			continue;
-		}
-		if (r.name_len >= sizeof name || get(in, name, r.name_len)) {
-			rc = errmsg(err, n, "malformed workdir stream");
-			break;
-		}
-		name[r.name_len] = 0;
-		if (!valid_name(name, r.name_len)) {
-			st->skipped++;
-			if (r.type == R_DIR) { /* its subtree is skipped by the depth check below */
-				rc = errmsg(err, n, "the workdir holds a directory with an invalid name");
-				break;
-			}
-			if (skip(in, r.size)) {
-				rc = errmsg(err, n, "malformed workdir stream");
-				break;
-			}
-			continue;
-		}
-		if (st->files + st->dirs + st->symlinks + st->unchanged >= lim->max_files) {
-			rc = errmsg(err, n, "the workdir holds more than %llu entries; the rest was not written back",
-				  (unsigned long long)lim->max_files);
-			break;
-		}
-		if ((r.type == R_FILE || r.type == R_SYMLINK) && r.size > lim->max_bytes - st->bytes) {
-			rc = errmsg(err, n, "the workdir holds more than %llu bytes; the rest was not written back",
-				  (unsigned long long)lim->max_bytes);
-			break;
-		}
-		int fd = stack[depth].fd, r2 = 0;
-		remember(&stack[depth], name);
-		switch (r.type) {
-		case R_DIR: {
-			if (depth == MAX_DEPTH) {
-				rc = errmsg(err, n, "the workdir is nested deeper than %d levels", MAX_DEPTH);
-				goto out;
-			}
-			int sub = open_subdir(fd, name, r.mode);
-			if (sub < 0) {
-				rc = errmsg(err, n, "cannot create directory %s in the workdir: %s", name, strerror(errno));
-				goto out;
-			}
-			stack[++depth] = (struct level){ sub, root, NULL, 0, 0 };
-			st->dirs++;
-			break;
-		}
-		case R_FILE: r2 = write_file(in, fd, name, &r, st); break;
-		case R_SYMLINK: r2 = write_symlink(in, fd, name, &r, st); break;
-		case R_LINK: r2 = write_link(in, root, fd, name, &r, st); break;
-		default:
-			fprintf(stderr, "husk: workdir: skipped %s (device, fifo or socket)\n", name);
-			st->skipped++;
-			r2 = skip(in, r.size);
-		}
-		if (r2 < 0) {
-			rc = errmsg(err, n, "the workdir image ended early (corrupt or unreadable)");
-			break;
-		}
-		st->skipped += r2 > 0;
+	if (get(w->in, &r, sizeof r))
+		return errmsg(err, n, "the workdir image ended early (corrupt or unreadable)");
+	if (r.type == R_END)
+		return 1;
+	if (r.type == R_ERROR)
+		return errmsg(err, n, "%s", reader_error(r.size));
+	if (r.type == R_UP) {
+		if (!depth)
+			return errmsg(err, n, "malformed workdir stream");
+		leave_dir(w, &stack[depth], &stack[depth - 1]);
+		depth--;
+		w->path[stack[depth].plen] = 0;
+		return 0;
 	}
-out:
-	if (!rc)
-		prune(&stack[0], st);
-	while (depth > 0) {
-		for (size_t i = 0; i < stack[depth].n; i++)
-			free(stack[depth].names[i]);
-		free(stack[depth].names);
-		close(stack[depth--].fd);
+	if (r.name_len >= sizeof name || get(w->in, name, r.name_len))
+		return errmsg(err, n, "malformed workdir stream");
+	name[r.name_len] = 0;
+	if (++w->entries > w->lim->max_files)
+		return errmsg(err, n, "%s", reader_error(RE_ENTRIES));
+	if (r.size > w->lim->max_bytes - w->st->bytes)
+		return errmsg(err, n, "%s", reader_error(RE_BYTES));
+	size_t plen = stack[depth].plen;
+	if (plen + 1 + r.name_len >= MAX_PATH)
+		return errmsg(err, n, "%s", reader_error(RE_DEPTH));
+	if (plen)
+		w->path[plen++] = '/';
+	memcpy(w->path + plen, name, r.name_len + 1);
+	int valid = valid_name(name, r.name_len);
+	if (r.type == R_DIR) {
+		if (depth == MAX_DEPTH)
+			return errmsg(err, n, "%s", reader_error(RE_DEPTH));
+		struct level *l = &stack[++depth];
+		if (valid)
+			enter_dir(w, &stack[depth - 1], name, &r, recorded(w, w->path), l);
+		else
+			*l = (struct level){ .fd = -1, .plen = strlen(w->path) };
+		w->st->skipped += !valid;
+		return 0;
 	}
-	if (rc) {
-		for (size_t i = 0; i < stack[0].n; i++)
-			free(stack[0].names[i]);
-		free(stack[0].names);
-	}
-	stack[0].names = NULL, stack[0].n = stack[0].cap = 0;
-	return rc;
+	int k = valid ? one_entry(w, &stack[depth], &r, name) : skip(w->in, r.size);
+	w->st->skipped += !valid;
+	w->path[stack[depth].plen] = 0;
+	return k < 0 ? errmsg(err, n, "the workdir image ended early (corrupt or unreadable)") : 0;
 }
 
-int workdir_extract(const char *image, const char *dir, const struct extract_limits *lim, struct extract_stats *st,
-		    char *err, size_t n)
+/* The whole stream; directories left open by a broken one are closed, and
+ * nothing is deleted in them. */
+static int write_tree(struct writer *w, char *err, size_t n)
+{
+	depth = 0;
+	stack[0] = (struct level){ .fd = w->root, .recorded = w->rec != NULL };
+	w->path[0] = 0;
+	int k;
+	while (!(k = step(w, err, n)))
+		;
+	if (k > 0 && depth == 0) {
+		leave_dir(w, &stack[0], NULL);
+		return 0;
+	}
+	if (k > 0)
+		errmsg(err, n, "malformed workdir stream");
+	for (; depth > 0; depth--)
+		if (stack[depth].fd >= 0)
+			close(stack[depth].fd);
+	return -1;
+}
+
+int workdir_extract(int image_fd, int dirfd, const struct copyin_record *rec, const struct extract_limits *lim,
+		    struct extract_stats *st, char *err, size_t n)
 {
 	memset(st, 0, sizeof *st);
-	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return errmsg(err, n, "cannot open workdir %s: %s", dir, strerror(errno));
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		close(root);
-		return errmsg(err, n, "pipe: %s", strerror(errno));
-	}
-	fflush(NULL);
-	pid_t pid = fork();
+	struct writer w = { .root = dirfd, .rec = rec, .lim = lim, .st = st };
+	w.umask = umask(0);
+	umask(w.umask);
+	w.now = time(NULL);
+	if (rec && !(w.seen = calloc(rec->n ? rec->n : 1, 1)))
+		return errmsg(err, n, "out of memory");
+	pid_t pid = workdir_reader_start(image_fd, lim, &w.in);
 	if (pid < 0) {
-		close(root), close(p[0]), close(p[1]);
-		return errmsg(err, n, "fork: %s", strerror(errno));
+		free(w.seen);
+		return errmsg(err, n, "cannot start the workdir reader: %s", strerror(errno));
 	}
-	if (pid == 0) {
-		close(p[0]);
-		close(root);
-		reader(image, p[1]);
-	}
-	close(p[1]);
-	int rc = write_tree(p[0], root, lim, st, err, n);
-	close(p[0]);
-	close(root);
+	int rc = write_tree(&w, err, n);
+	close(w.in);
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!rc && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-		rc = errmsg(err, n, "reading the workdir image failed (%s %d)",
-			  WIFSIGNALED(status) ? "signal" : "status",
-			  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	return rc;
+		rc = errmsg(err, n, "reading the workdir image failed (%s %d)", WIFSIGNALED(status) ? "signal" : "status",
+			    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	if (w.warned > WARN_LINES)
+		fprintf(stderr, "husk: workdir: %llu more warnings not shown\n", (unsigned long long)(w.warned - WARN_LINES));
+	free(w.seen);
+	free(w.written.v);
+	free(w.relinked.v);
+	if (rc)
+		return EXTRACT_BAD_IMAGE;
+	if (st->failed)
+		return errmsg(err, n, "%llu paths could not be written back", (unsigned long long)st->failed),
+		       EXTRACT_HOST_ERROR;
+	return EXTRACT_OK;
 }

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "confine.h"
+#include "copyin.h"
 #include "errmsg.h"
 #include "exit_codes.h"
 #include "isolate.h"
@@ -58,17 +59,42 @@ static void close_kept(int *fd)
 			close(fd[i]), fd[i] = -1;
 }
 
+/* The kept directory, with its parent (/run/husk) made first if missing
+ * and `create`: both checked as husk's own (copyin_own_dir: not a symlink,
+ * the user's or root's, writable by nobody else).  Its fd, or -1 with why. */
+static int kept_dir_open(int create, char *why, size_t n)
+{
+	char parent[256];
+	snprintf(parent, sizeof parent, "%s", kept_dir());
+	char *slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = 0;
+	if (create)
+		mkdir(parent, 0755); /* checked below, once the kept one is there */
+	int dir = copyin_own_dir(kept_dir(), create ? 0700 : 0, why, n);
+	int up = dir < 0 ? -1 : copyin_own_dir(parent, 0, why, n);
+	if (up < 0 && dir >= 0)
+		close(dir), dir = -1;
+	if (up >= 0)
+		close(up);
+	return dir;
+}
+
 static int open_kept(int *fd)
 {
-	char path[256];
+	char why[160];
+	int dir = kept_dir_open(0, why, sizeof why);
+	if (dir < 0)
+		return -1;
 	for (int i = 1; i < NKINDS; i++) {
-		snprintf(path, sizeof path, "%s/%s", kept_dir(), kinds[i].name);
-		fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		fd[i] = openat(dir, kinds[i].name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd[i] < 0 || ioctl(fd[i], NS_GET_NSTYPE) != kinds[i].flag) {
 			close_kept(fd);
+			close(dir);
 			return -1;
 		}
 	}
+	close(dir);
 	return 0;
 }
 
@@ -100,53 +126,71 @@ static _Noreturn void kept_holder(int ready, int done)
 	_exit(0);
 }
 
-static int make_kept(char *why, size_t n)
+/* A kept namespace bound on the file `name` in dir (made with O_NOFOLLOW,
+ * mounted on through its fd: no path is resolved again). */
+static int keep_one(int dir, const char *name, pid_t holder, char *why, size_t n)
 {
-	const char *dir = kept_dir();
-	char path[256], target[256];
-	mkdir("/run/husk", 0755);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return errmsg(why, n, "%s: %s", dir, strerror(errno));
-	snprintf(path, sizeof path, "%s/.lock", dir);
-	int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX) < 0) {
-		if (lock >= 0)
-			close(lock);
-		return errmsg(why, n, "%s: %s", path, strerror(errno));
+	char src[64], target[64];
+	snprintf(src, sizeof src, "/proc/%d/ns/%s", (int)holder, name);
+	int stale = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (stale >= 0) { /* a stale one, if any, is unmounted */
+		snprintf(target, sizeof target, "/proc/self/fd/%d", stale);
+		umount2(target, MNT_DETACH);
+		close(stale);
 	}
+	int f = openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	snprintf(target, sizeof target, "/proc/self/fd/%d", f);
+	if (f < 0 || mount(src, target, NULL, MS_BIND, NULL) < 0) {
+		int e = errno;
+		if (f >= 0)
+			close(f);
+		return errmsg(why, n, "keeping %s/%s: %s", kept_dir(), name, strerror(e));
+	}
+	close(f);
+	return 0;
+}
+
+/* Under the lock, with the kept directory checked: new namespaces bound
+ * there, unless another husk made them meanwhile. */
+static int make_kept_locked(int dir, char *why, size_t n)
+{
 	int fd[NKINDS] = { -1, -1, -1, -1, -1 };
 	if (open_kept(fd) == 0) { /* another husk made them meanwhile */
 		close_kept(fd);
-		close(lock);
 		return 0;
 	}
 	int ready[2], done[2];
-	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0) {
-		close(lock);
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0)
 		return errmsg(why, n, "pipe: %s", strerror(errno));
-	}
 	fflush(NULL);
 	pid_t holder = fork();
 	if (holder == 0) {
-		close(ready[0]), close(done[1]); /* so that the parent's close reaches it */
+		close(ready[0]), close(done[1]), close(dir); /* so that the parent's close reaches it */
 		kept_holder(ready[1], done[0]);
 	}
 	close(ready[1]), close(done[0]);
 	char c = 0;
 	int r = holder < 0 || read(ready[0], &c, 1) != 1 ? errmsg(why, n, "cannot make namespaces to keep") : 0;
-	for (int i = 1; !r && i < NKINDS; i++) {
-		snprintf(target, sizeof target, "%s/%s", dir, kinds[i].name);
-		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)holder, kinds[i].name);
-		umount2(target, MNT_DETACH); /* a stale one, if any */
-		int f = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-		if (f < 0 || close(f) < 0 || mount(path, target, NULL, MS_BIND, NULL) < 0)
-			r = errmsg(why, n, "keeping %s: %s", target, strerror(errno));
-	}
+	for (int i = 1; !r && i < NKINDS; i++)
+		r = keep_one(dir, kinds[i].name, holder, why, n);
 	close(done[1]), close(ready[0]);
 	if (holder > 0)
 		while (waitpid(holder, NULL, 0) < 0 && errno == EINTR)
 			;
-	close(lock);
+	return r;
+}
+
+static int make_kept(char *why, size_t n)
+{
+	int dir = kept_dir_open(1, why, n);
+	if (dir < 0)
+		return -1;
+	int lock = openat(dir, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int r = lock < 0 || flock(lock, LOCK_EX) < 0 ? errmsg(why, n, "%s/.lock: %s", kept_dir(), strerror(errno))
+						      : make_kept_locked(dir, why, n);
+	if (lock >= 0)
+		close(lock);
+	close(dir);
 	return r;
 }
 

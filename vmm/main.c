@@ -69,6 +69,7 @@ static void help(void)
 {
 	printf("Usage: husk run [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	       "       husk policy show [OPTIONS]   print the effective policy as JSON\n"
+	       "       husk writeback IMAGE DIR     retry a workdir write-back that could not complete\n"
 	       "Run PROGRAM in a fresh hardware-isolated microVM and exit with its status.\n"
 	       "PROGRAM is an image name (e.g. lua) or the path of a static x86-64 ELF executable.\n"
 	       "\n"
@@ -76,8 +77,8 @@ static void help(void)
 	       "  -m, --memory SIZE     guest memory, e.g. 256M or 1G (default 256M; %lluM to %lluG)\n"
 	       "  -t, --timeout SECS    stop the run after SECS seconds of wall time (exit 124)\n"
 	       "      --cpu-time SECS   stop the run after SECS seconds of CPU time (exit 152)\n"
-	       "      --output-limit SIZE  stdout and stderr together (default 64M); beyond it\n"
-	       "                        output is dropped after a one-line marker on stderr\n"
+	       "      --output-limit SIZE  stdout and stderr together (default 64M); a write\n"
+	       "                        beyond it ends the run (exit 153) with a marker on stderr\n"
 	       "      --open-files N    files the program may have open at once, 3 to 1024\n"
 	       "                        (default 1024; beyond it open fails with EMFILE)\n"
 	       "  -e, --env KEY=VALUE   set a variable in the program's environment (repeatable;\n"
@@ -86,8 +87,10 @@ static void help(void)
 	       "      --ro NAME=PATH    attach PATH (a directory or an ext2 image) read-only at\n"
 	       "                        /data/NAME (repeatable)\n"
 	       "  -w, --workdir DIR     attach DIR (created if missing) writable at /workdir, the\n"
-	       "                        current directory; what the program leaves there is\n"
+	       "                        current directory; what the program changed there is\n"
 	       "                        written back to DIR after the run, whatever its outcome\n"
+	       "                        (where the host changed a path too, the program's version\n"
+	       "                        goes beside the host's as NAME.husk-conflict)\n"
 	       "      --disk SIZE       capacity of the workdir disk (default 1G)\n"
 	       "      --policy FILE     settings from a JSON policy file (options given win)\n"
 	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
@@ -105,7 +108,7 @@ static void help(void)
 	       "Exit status: the program's; 128+N when the program was killed by signal N;\n"
 	       "120 host error, 121 guest broke the device protocol, 122 guest kernel panic,\n"
 	       "123 workdir not written back, 124 timeout, 125 usage error (bad option, image,\n"
-	       "program or no /dev/kvm), 152 CPU time limit.\n"
+	       "program or no /dev/kvm), 152 CPU time limit, 153 output limit.\n"
 	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary.\n",
 	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
 }
@@ -434,7 +437,7 @@ static int run(struct options *o)
 		if (system_disk)
 			image_env(path, o);
 	}
-	static struct disks disks = { .workdir = -1 };
+	static struct disks disks = { .workdir = -1, .workdir_fd = -1 };
 	if (system_disk && disks_add_system(&disks, system_disk, err, sizeof err))
 		die(EXIT_INTERNAL, "image %s: %s", o->program, err);
 	for (int i = 0; i < o->nro; i++)
@@ -529,12 +532,23 @@ static int run(struct options *o)
 	if (!o->no_namespaces)
 		isolate_root(&iso); /* the last file was opened above */
 	audit_start(audit, o, &iso);
-	if (confine_vmm(err, sizeof err))
+	/* The fds the confined VMM reads and writes: the consoles', the audit
+	 * file, the write-back helper's pipes, the disks (written: the workdir). */
+	struct vmm_fds fds = { 0 };
+	vmm_fds_allow(&fds, 0, FD_READ);
+	vmm_fds_allow(&fds, 1, FD_WRITE);
+	vmm_fds_allow(&fds, 2, FD_WRITE);
+	vmm_fds_allow(&fds, audit, FD_WRITE);
+	vmm_fds_allow(&fds, wb.go, FD_WRITE);
+	vmm_fds_allow(&fds, wb.result, FD_READ);
+	for (int i = 0; i < disks.n; i++)
+		vmm_fds_allow(&fds, disks.d[i].fd, disks.d[i].read_only ? FD_PREAD : FD_PREAD | FD_PWRITE);
+	if (confine_vmm(&fds, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
 #ifdef HUSK_TEST_HOOKS
 	/* Test builds only: a call outside the allowlist must kill husk. */
 	if (getenv("HUSK_TEST_SECCOMP_TRIGGER"))
-		syscall(SYS_getppid);
+		confine_test_trigger(getenv("HUSK_TEST_SECCOMP_TRIGGER"), &fds, vm.vcpu);
 #endif
 	int status = run_guest(&vm, &dev, &lim, o->syscalls);
 
@@ -556,6 +570,9 @@ static int run(struct options *o)
 	disks_release(&disks);
 	rec.status = status;
 	rec.workdir_bytes = wst.bytes, rec.workdir_files = wst.files + wst.removed;
+	rec.workdir_conflicts = wst.conflicts, rec.workdir_failed = wst.failed;
+	rec.conflict_paths = wst.conflict;
+	rec.nconflict_paths = wst.conflicts < EXTRACT_NOTED ? (int)wst.conflicts : EXTRACT_NOTED;
 	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &started);
 	rec.cpu_s = seconds_since(CLOCK_PROCESS_CPUTIME_ID, NULL);
 	audit_end(audit, &rec, &guest_report);
@@ -600,6 +617,11 @@ int main(int argc, char **argv)
 		free(text);
 		json_decref(p);
 		return 0;
+	}
+	if (!strcmp(argv[1], "writeback")) {
+		if (argc != 4)
+			usage_error("usage: husk writeback IMAGE DIR (an image kept by a write-back that failed)");
+		return writeback_retry(argv[2], argv[3]);
 	}
 	if (strcmp(argv[1], "run"))
 		usage_error("unknown command '%s'", argv[1]);

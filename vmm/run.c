@@ -28,33 +28,53 @@ static void on_limit(int sig)
 		running->immediate_exit = 1;
 }
 
+/* After its first expiry a limit's timer fires again every REPEAT: a signal
+ * that came just before a blocking write started is lost on it, the next
+ * one interrupts it. */
+static const struct timespec REPEAT = { 0, 50 * 1000 * 1000 };
+
+static struct timespec seconds_ts(double s)
+{
+	struct timespec t = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	if (!t.tv_sec && !t.tv_nsec)
+		t.tv_nsec = 1; /* 0 would disarm */
+	return t;
+}
+
+static timer_t cpu_timer;
+static int cpu_timer_armed;
+
 void run_prepare(const struct run_limits *lim)
 {
-	struct sigaction sa = { .sa_handler = on_limit }; /* no SA_RESTART */
+	struct sigaction sa = { .sa_handler = on_limit }; /* no SA_RESTART: blocking calls return EINTR */
 	sigaction(SIGALRM, &sa, NULL);
 	sigaction(SIGXCPU, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout is handled as EPIPE */
 	if (lim->cpu_s > 0) {
 		/* The guest's time is accounted to the vCPU thread as user time. */
 		struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGXCPU };
-		timer_t t;
-		struct itimerspec its = { .it_value = { (time_t)lim->cpu_s,
-							 (long)((lim->cpu_s - (double)(time_t)lim->cpu_s) * 1e9) } };
-		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
-			its.it_value.tv_nsec = 1;
-		if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &t) == 0)
-			timer_settime(t, 0, &its, NULL);
+		struct itimerspec its = { .it_interval = REPEAT, .it_value = seconds_ts(lim->cpu_s) };
+		cpu_timer_armed = timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &cpu_timer) == 0 &&
+				  timer_settime(cpu_timer, 0, &its, NULL) == 0;
 	}
 }
 
 static void arm_timeout(double seconds)
 {
-	struct itimerval it = { 0 };
-	it.it_value.tv_sec = (time_t)seconds;
-	it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+	struct timespec t = seconds_ts(seconds);
+	struct itimerval it = { .it_interval = { 0, REPEAT.tv_nsec / 1000 }, .it_value = { t.tv_sec, t.tv_nsec / 1000 } };
 	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
 		it.it_value.tv_usec = 1;
 	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* No timer signal after the run: the write-back and the audit need no EINTR. */
+static void disarm_timers(double timeout_s)
+{
+	if (timeout_s > 0)
+		setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
+	if (cpu_timer_armed)
+		timer_settime(cpu_timer, 0, &(struct itimerspec){ 0 }, NULL);
 }
 
 static const char *const signal_names[32] = {
@@ -193,6 +213,9 @@ static int stopped(const struct run_limits *lim)
 	case STOP_PIPE:
 		end_reason = "output";
 		return 128 + SIGPIPE; /* like a program writing to a closed pipe */
+	case STOP_OUTPUT:
+		end_reason = "output";
+		return EXIT_OUTPUT; /* the console said so on stderr */
 	case STOP_CPU:
 		end_reason = "cpu";
 		fprintf(stderr, "husk: CPU time limit of %g s reached; run stopped\n", lim->cpu_s);
@@ -265,8 +288,7 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 		}
 	}
 	running = NULL;
-	if (timeout_s > 0)
-		setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
+	disarm_timers(timeout_s);
 	if (syscall_stats)
 		print_syscalls(v);
 	return status;

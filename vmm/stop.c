@@ -13,3 +13,8 @@ enum stop_reason stop_requested(void)
 {
 	return reason;
 }
+
+void stop_reset(void)
+{
+	reason = STOP_NONE;
+}

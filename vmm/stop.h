@@ -1,10 +1,15 @@
-/* Why the run must stop early, set from signal handlers (timeout) or device
- * code (the host reader of stdout went away). */
+/* Why the run must stop early, set from signal handlers (timeout, CPU time)
+ * or device code (the output limit; the host reader of stdout went away).
+ * The first reason wins.  Device loops check it between requests and
+ * between chunks of large I/O. */
 #ifndef HUSK_STOP_H
 #define HUSK_STOP_H
 
-enum stop_reason { STOP_NONE, STOP_TIMEOUT, STOP_CPU, STOP_PIPE };
+enum stop_reason { STOP_NONE, STOP_TIMEOUT, STOP_CPU, STOP_PIPE, STOP_OUTPUT };
 
 void stop_request(enum stop_reason r);
 enum stop_reason stop_requested(void);
+/* Forgets the request: for code that drives the devices over and over in
+ * one process (the fuzz targets). */
+void stop_reset(void);
 #endif

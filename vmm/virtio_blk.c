@@ -3,9 +3,16 @@
 #include <string.h>
 #include <unistd.h>
 #include "husk/virtio_regs.h"
+#include "stop.h"
 #include "virtio_blk.h"
 
 #define SECTOR 512
+/* Data bytes in one request: husk's guest sends at most 1 MiB; more is an
+ * I/O error, so one request cannot keep the VMM busy for long. */
+#define MAX_REQUEST (4u << 20)
+/* Bytes per pread/pwrite: a file's pread is not interrupted by the timer
+ * signal, so a stop request is checked between chunks. */
+#define IO_CHUNK (1u << 20)
 #define VIRTIO_BLK_F_SEG_MAX 2
 #define VIRTIO_BLK_F_RO 5
 #define VIRTIO_BLK_F_FLUSH 9
@@ -42,31 +49,37 @@ static size_t take(struct cursor *k, int writable, uint64_t n, struct iovec *iov
 	return got;
 }
 
+/* One buffer at pos, in chunks; 0, or -1 on an error or a stop request. */
+static int transfer(struct blk *b, int writing, char *p, size_t n, off_t *pos)
+{
+	while (n) {
+		if (stop_requested())
+			return -1;
+		size_t step = n < IO_CHUNK ? n : IO_CHUNK;
+		ssize_t k = writing ? pwrite(b->fd, p, step, *pos) : pread(b->fd, p, step, *pos);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0 && !writing) /* past the end of a short file: zeros */
+			memset(p, 0, n), k = (ssize_t)n;
+		else if (k <= 0)
+			return -1;
+		p += k, n -= k, *pos += k;
+	}
+	return 0;
+}
+
 static uint8_t do_io(struct blk *b, int writing, uint64_t sector, struct iovec *iov, int niov, size_t len)
 {
-	if (len % SECTOR || sector > b->sectors || len / SECTOR > b->sectors - sector)
+	if (len % SECTOR || len > MAX_REQUEST || sector > b->sectors || len / SECTOR > b->sectors - sector)
 		return S_IOERR;
 	if (writing && b->read_only) {
 		b->denied_writes++;
 		return S_IOERR;
 	}
 	off_t pos = (off_t)(sector * SECTOR);
-	for (int i = 0; i < niov; i++) {
-		size_t done = 0;
-		while (done < iov[i].iov_len) {
-			ssize_t k = writing ? pwrite(b->fd, (char *)iov[i].iov_base + done, iov[i].iov_len - done, pos)
-					    : pread(b->fd, (char *)iov[i].iov_base + done, iov[i].iov_len - done, pos);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				if (k == 0 && !writing) /* past the end of a short file: zeros */
-					memset((char *)iov[i].iov_base + done, 0, iov[i].iov_len - done), k = iov[i].iov_len - done;
-				else
-					return S_IOERR;
-			}
-			done += k, pos += k;
-		}
-	}
+	for (int i = 0; i < niov; i++)
+		if (transfer(b, writing, iov[i].iov_base, iov[i].iov_len, &pos))
+			return S_IOERR;
 	if (writing)
 		b->bytes_written += len;
 	else
@@ -146,13 +159,14 @@ static int blk_notify(struct virtio_mmio *d, int qi, const char **err)
 	struct blk *b = d->priv;
 	struct virtq *q = &d->q[qi];
 	static struct virtq_chain ch;
-	int r;
-	while ((r = virtq_pop(q, d->mem, &ch, err)) == 1) {
+	/* What was pending at the notify, and nothing after a stop request. */
+	int r = virtq_begin(q, d->mem, err);
+	while (r > 0 && !stop_requested() && (r = virtq_pop(q, d->mem, &ch, err)) == 1) {
 		long n = serve(b, &ch, err);
 		if (n < 0 || virtq_push(q, d->mem, ch.head, (uint32_t)n, err))
 			return -1;
 	}
-	return r;
+	return r < 0 ? -1 : 0;
 }
 
 static const struct virtio_device_ops blk_ops = { .notify = blk_notify };

@@ -1,6 +1,8 @@
 /* virtio-blk (virtio 1.x, 5.2) over a host file: a read-only dataset or
  * system disk, or the writable workdir.  Every request is checked: framing,
- * type, sector range (with overflow), data length, buffer direction. */
+ * type, sector range (with overflow), data length (at most 4 MiB), buffer
+ * direction.  A notify serves the requests pending when it came, and stops
+ * early on a stop request (stop.h), also between 1 MiB chunks of a request. */
 #ifndef HUSK_VIRTIO_BLK_H
 #define HUSK_VIRTIO_BLK_H
 #include <stdint.h>

@@ -9,18 +9,20 @@
 
 enum { RECEIVEQ, TRANSMITQ };
 
-/* Whole buffer to the host fd.  Gives up when a stop is requested or the
- * reader went away. */
+/* Whole buffer to the host fd.  Gives up when a stop is requested (checked
+ * before every write: one that blocks on a reader that never reads ends
+ * only by the next timer signal) or the reader went away. */
 static int write_all(struct console *c, const uint8_t *p, size_t n)
 {
 	while (n && !c->out_closed) {
+		if (stop_requested())
+			return -1;
 		ssize_t k = write(c->out_fd, p, n);
 		if (k > 0) {
 			p += k, n -= k;
 			c->bytes_out += k;
 		} else if (k < 0 && errno == EINTR) {
-			if (stop_requested())
-				return -1;
+			continue;
 		} else if (k < 0 && errno == EAGAIN) {
 			struct pollfd pf = { c->out_fd, POLLOUT, 0 };
 			poll(&pf, 1, -1);
@@ -34,43 +36,81 @@ static int write_all(struct console *c, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* What may still be written of n bytes under the output limit; says so on
- * stderr once when output is cut. */
+/* What may still be written of n bytes under the output limit. */
 static size_t within_limit(struct console *c, size_t n)
 {
 	struct output_limit *l = c->limit;
 	if (!l)
 		return n;
-	size_t room = l->used >= l->limit ? 0 : l->limit - l->used;
-	if (n > room) {
+	uint64_t room = l->used >= l->limit ? 0 : l->limit - l->used;
+	if (n > room)
 		n = room;
-		if (!l->cut) {
-			l->cut = 1;
-			char msg[128];
-			int k = snprintf(msg, sizeof msg, "\nhusk: output limit of %llu bytes reached; the rest is dropped\n",
-					 (unsigned long long)l->limit);
-			if (write(2, msg, k) < 0) {
-				/* nowhere left to say it */
-			}
-		}
-	}
 	l->used += n;
 	return n;
+}
+
+/* The program wrote past the output limit: the run ends (as RLIMIT_FSIZE
+ * ends a process), with one marker line on stderr. */
+static void limit_reached(struct console *c)
+{
+	struct output_limit *l = c->limit;
+	stop_request(STOP_OUTPUT);
+	if (l->cut)
+		return;
+	l->cut = 1;
+	char msg[128];
+	int k = snprintf(msg, sizeof msg, "\nhusk: output limit of %llu bytes reached; run stopped\n",
+			 (unsigned long long)l->limit);
+	if (write(2, msg, k) < 0) {
+		/* nowhere left to say it */
+	}
+}
+
+/* A chain's device-readable bytes to the host, up to the output limit. */
+static void send_chain(struct console *c, const struct virtq_chain *ch)
+{
+	for (int i = 0; i < ch->n && c->out_fd >= 0; i++) {
+		if (ch->seg[i].writable)
+			continue;
+		size_t n = within_limit(c, ch->seg[i].len);
+		if (write_all(c, ch->seg[i].ptr, n))
+			return;
+		if (n < ch->seg[i].len) {
+			limit_reached(c);
+			return;
+		}
+	}
 }
 
 static int transmit(struct console *c, const char **err)
 {
 	struct virtq *q = &c->mmio.q[TRANSMITQ];
 	static struct virtq_chain ch;
-	int r;
-	while ((r = virtq_pop(q, c->mmio.mem, &ch, err)) == 1) {
-		for (int i = 0; i < ch.n && c->out_fd >= 0; i++)
-			if (!ch.seg[i].writable && write_all(c, ch.seg[i].ptr, within_limit(c, ch.seg[i].len)))
-				break;
+	/* What was pending at the notify, and nothing after a stop request. */
+	int r = virtq_begin(q, c->mmio.mem, err);
+	while (r > 0 && !stop_requested() && (r = virtq_pop(q, c->mmio.mem, &ch, err)) == 1) {
+		send_chain(c, &ch);
 		if (virtq_push(q, c->mmio.mem, ch.head, 0, err))
 			return -1;
 	}
-	return r;
+	return r < 0 ? -1 : 0;
+}
+
+/* Up to n bytes of input; 0 (end of input) on an error or a stop request. */
+static ssize_t read_some(struct console *c, uint8_t *p, size_t n)
+{
+	while (!stop_requested()) {
+		ssize_t got = read(c->in_fd, p, n);
+		if (got >= 0)
+			return got;
+		if (errno == EAGAIN) {
+			struct pollfd pf = { c->in_fd, POLLIN, 0 };
+			poll(&pf, 1, -1);
+		} else if (errno != EINTR) {
+			break;
+		}
+	}
+	return 0;
 }
 
 /* One posted buffer per notify: the guest waits for it, and a blocking read
@@ -79,27 +119,12 @@ static int receive(struct console *c, const char **err)
 {
 	struct virtq *q = &c->mmio.q[RECEIVEQ];
 	static struct virtq_chain ch;
-	int r = virtq_pop(q, c->mmio.mem, &ch, err);
+	int r = virtq_begin(q, c->mmio.mem, err);
+	if (r > 0)
+		r = virtq_pop(q, c->mmio.mem, &ch, err);
 	if (r <= 0)
 		return r;
-	ssize_t got = 0;
-	if (ch.seg[0].writable && c->in_fd >= 0) {
-		for (;;) {
-			got = read(c->in_fd, ch.seg[0].ptr, ch.seg[0].len);
-			if (got >= 0)
-				break;
-			if (errno == EINTR && !stop_requested())
-				continue;
-			if (errno == EAGAIN) {
-				struct pollfd pf = { c->in_fd, POLLIN, 0 };
-				poll(&pf, 1, -1);
-				if (!stop_requested())
-					continue;
-			}
-			got = 0; /* an error or a stop: the program sees end of input */
-			break;
-		}
-	}
+	ssize_t got = ch.seg[0].writable && c->in_fd >= 0 ? read_some(c, ch.seg[0].ptr, ch.seg[0].len) : 0;
 	return virtq_push(q, c->mmio.mem, ch.head, (uint32_t)got, err);
 }
 

@@ -6,10 +6,11 @@
 #include <stdint.h>
 #include "virtio_mmio.h"
 
-/* stdout and stderr together: past the limit, output is dropped. */
+/* stdout and stderr together: output up to the limit is written; a write
+ * past it ends the run (stop request STOP_OUTPUT). */
 struct output_limit {
 	uint64_t limit, used;
-	int cut;
+	int cut;            /* the limit was reached (the marker is on stderr) */
 };
 
 struct console {

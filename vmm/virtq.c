@@ -17,7 +17,7 @@ int virtq_enable(struct virtq *q, const struct guest_mem *m, const char **err)
 	    !gpa_ptr(m, q->used, used_size(q->num)))
 		return *err = "virtqueue rings lie outside guest RAM", -1;
 	q->ready = 1;
-	q->last_avail = q->next_used = 0;
+	q->last_avail = q->avail_end = q->next_used = 0;
 	return 0;
 }
 
@@ -28,16 +28,24 @@ static uint16_t load16(const struct guest_mem *m, uint64_t gpa)
 	return v;
 }
 
-int virtq_pop(struct virtq *q, const struct guest_mem *m, struct virtq_chain *c, const char **err)
+int virtq_begin(struct virtq *q, const struct guest_mem *m, const char **err)
 {
 	if (!q->ready)
 		return *err = "notify on a virtqueue that is not ready", -1;
 	uint16_t avail_idx = load16(m, q->avail + 2);
 	uint16_t pending = (uint16_t)(avail_idx - q->last_avail);
-	if (!pending)
-		return 0;
 	if (pending > q->num)
 		return *err = "virtqueue available index ran ahead of the ring", -1;
+	q->avail_end = avail_idx;
+	return pending;
+}
+
+int virtq_pop(struct virtq *q, const struct guest_mem *m, struct virtq_chain *c, const char **err)
+{
+	if (!q->ready)
+		return *err = "notify on a virtqueue that is not ready", -1;
+	if (q->last_avail == q->avail_end)
+		return 0;
 	uint16_t head = load16(m, q->avail + 4 + 2ull * (q->last_avail % q->num));
 	if (head >= q->num)
 		return *err = "virtqueue head index out of range", -1;

@@ -12,6 +12,7 @@ struct virtq {
 	int ready;
 	uint64_t desc, avail, used; /* guest physical addresses */
 	uint16_t last_avail;
+	uint16_t avail_end; /* the driver's avail.idx as read by virtq_begin */
 	uint16_t next_used;
 };
 
@@ -30,7 +31,14 @@ struct virtq_chain {
 
 /* Validates the rings when the driver sets QueueReady. 0 or -1 with *err. */
 int virtq_enable(struct virtq *q, const struct guest_mem *m, const char **err);
-/* Takes the next available chain: 1 got one, 0 queue empty, -1 malformed. */
+/* At a notify: reads the driver's available index once and returns how many
+ * chains it made available (0 to num), or -1 with *err.  The device serves
+ * those and no more: a buffer the device fills may overwrite the ring (and
+ * avail.idx) in guest memory, and re-reading it could refill the queue for
+ * ever within one notify. */
+int virtq_begin(struct virtq *q, const struct guest_mem *m, const char **err);
+/* Takes the next chain counted by virtq_begin: 1 got one, 0 none left, -1
+ * malformed. */
 int virtq_pop(struct virtq *q, const struct guest_mem *m, struct virtq_chain *c, const char **err);
 /* Returns a chain to the driver with the number of bytes written into it. */
 int virtq_push(struct virtq *q, const struct guest_mem *m, uint16_t head, uint32_t len, const char **err);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "husk/abi.h"
+#include "copyin.h"
 #include "vm.h"
 
 #define MSR_STAR   0xc0000081u
@@ -53,7 +54,8 @@ struct cpuid_table {
 	struct kvm_cpuid_entry2 e[256];
 };
 
-static int cpuid_cache_path(char *path, size_t n)
+/* The cache's name in /run/husk: by the boot id. */
+static int cpuid_cache_name(char *name, size_t n)
 {
 	char id[64] = "";
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
@@ -64,16 +66,28 @@ static int cpuid_cache_path(char *path, size_t n)
 	if (k < 32)
 		return -1;
 	id[strcspn(id, "\n")] = 0;
-	snprintf(path, n, "/run/husk/cpuid-%s", id);
+	snprintf(name, n, "cpuid-%s", id);
 	return 0;
 }
 
-static int cpuid_from_cache(const char *path, struct cpuid_table *t)
+/* /run/husk, checked as husk's own (copyin_own_dir: not a symlink, the
+ * user's or root's, writable by nobody else), or -1. */
+static int run_dir(unsigned create_mode)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char why[160];
+	return copyin_own_dir("/run/husk", create_mode, why, sizeof why);
+}
+
+static int cpuid_from_cache(const char *name, struct cpuid_table *t)
+{
+	int dir = run_dir(0);
+	int fd = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (dir >= 0)
+		close(dir);
+	struct stat st;
 	if (fd < 0)
 		return -1;
-	ssize_t k = read(fd, t, sizeof *t);
+	ssize_t k = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, t, sizeof *t) : -1;
 	close(fd);
 	if (k < (ssize_t)sizeof t->c || t->c.nent == 0 || t->c.nent > 256 ||
 	    (size_t)k != sizeof t->c + t->c.nent * sizeof t->e[0])
@@ -81,33 +95,35 @@ static int cpuid_from_cache(const char *path, struct cpuid_table *t)
 	return 0;
 }
 
-static void cpuid_to_cache(const char *path, const struct cpuid_table *t)
+static void cpuid_to_cache(const char *name, const struct cpuid_table *t)
 {
 	char tmp[256];
-	if (mkdir("/run/husk", 0755) < 0 && errno != EEXIST)
+	int dir = run_dir(0755);
+	if (dir < 0)
 		return;
-	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;
-	size_t len = sizeof t->c + t->c.nent * sizeof t->e[0];
-	int ok = write(fd, t, len) == (ssize_t)len;
-	close(fd);
-	if (!ok || rename(tmp, path) < 0)
-		unlink(tmp);
+	snprintf(tmp, sizeof tmp, "%s.%d", name, (int)getpid());
+	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		size_t len = sizeof t->c + t->c.nent * sizeof t->e[0];
+		int ok = write(fd, t, len) == (ssize_t)len;
+		close(fd);
+		if (!ok || renameat(dir, tmp, dir, name) < 0)
+			unlinkat(dir, tmp, 0);
+	}
+	close(dir);
 }
 
 static int set_cpuid(struct vm *v)
 {
 	static struct cpuid_table t;
-	char path[128];
-	int cached = cpuid_cache_path(path, sizeof path) == 0;
-	if (!cached || cpuid_from_cache(path, &t) < 0) {
+	char name[128];
+	int cached = cpuid_cache_name(name, sizeof name) == 0;
+	if (!cached || cpuid_from_cache(name, &t) < 0) {
 		t.c.nent = 256;
 		if (ioctl(v->kvm, KVM_GET_SUPPORTED_CPUID, &t) < 0)
 			return -1;
 		if (cached)
-			cpuid_to_cache(path, &t);
+			cpuid_to_cache(name, &t);
 	}
 	return ioctl(v->vcpu, KVM_SET_CPUID2, &t);
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "ext2.h"
+#include "husk/abi.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "ext2.c reads on-disk structures in place: little-endian hosts only"
@@ -848,6 +849,10 @@ static int inode_write(struct ext2_fs *fs, const struct ino *ip)
 	if (r)
 		return r;
 	memcpy(e->data + off, &ip->d, sizeof ip->d);
+	/* Marks the inode as written during the run, for the host's write-back
+	 * (on disk only: the in-memory copy is what the program sees). */
+	uint32_t touched = HUSK_EXT2_TOUCHED;
+	memcpy(e->data + off + offsetof(struct ext2_inode, generation), &touched, sizeof touched);
 	mc_dirty(e);
 	mc_put(e);
 	return 0;

@@ -60,6 +60,12 @@
 #define HUSK_NSYSCALLS 512
 #define HUSK_OPEN_FILES_MAX 1024 /* the guest's fd table */
 #define HUSK_FAULT_SIGNAL 256 /* husk_fault.vector: the program sent itself a fatal signal */
+/* The guest kernel sets i_generation to this in every inode it writes to an
+ * ext2 disk; husk builds the workdir image with 0 there.  After the run an
+ * inode still at 0 and at the name it was copied to is one the program left
+ * alone: only what it changed is written back (a guest that lies only
+ * loses its own changes). */
+#define HUSK_EXT2_TOUCHED 1u
 #define HUSK_KERNEL_MAGIC 0x4c4e524b4b535548ull /* "HUSKKRNL" */
 
 #ifdef __ASSEMBLER__

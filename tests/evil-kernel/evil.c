@@ -130,8 +130,10 @@ struct blk_req { uint32_t type, reserved; uint64_t sector; };
 static struct blk_req req;
 static volatile uint8_t blk_status;
 
-/* A virtio-blk request: header, optional data, status; returns the status. */
-static uint8_t blk(uint32_t type, uint64_t sector, uint32_t hdr_len, uint32_t data_len, uint16_t data_flags)
+/* A virtio-blk request: header, optional data at addr, status; returns the
+ * status. */
+static uint8_t blk_at(uint32_t type, uint64_t sector, uint32_t hdr_len, uint64_t addr, uint32_t data_len,
+		      uint16_t data_flags)
 {
 	bring_up(DISK, 0);
 	req = (struct blk_req){ type, 0, sector };
@@ -139,10 +141,59 @@ static uint8_t blk(uint32_t type, uint64_t sector, uint32_t hdr_len, uint32_t da
 	int n = 0;
 	set_desc(n, (uintptr_t)&req, hdr_len, VIRTQ_DESC_F_NEXT, n + 1), n++;
 	if (data_len)
-		set_desc(n, (uintptr_t)buf, data_len, data_flags | VIRTQ_DESC_F_NEXT, n + 1), n++;
+		set_desc(n, addr, data_len, data_flags | VIRTQ_DESC_F_NEXT, n + 1), n++;
 	set_desc(n, (uintptr_t)&blk_status, 1, VIRTQ_DESC_F_WRITE, 0);
 	offer(DISK, 0, 0);
 	return blk_status;
+}
+
+/* The same with the data in buf. */
+static uint8_t blk(uint32_t type, uint64_t sector, uint32_t hdr_len, uint32_t data_len, uint16_t data_flags)
+{
+	return blk_at(type, sector, hdr_len, (uintptr_t)buf, data_len, data_flags);
+}
+
+/* Guest memory for large buffers, well above the kernel and its stack. */
+#define BIG (16ull << 20)
+#define DMA_T (1ull << 20) /* the DMA-loop table's first sector */
+
+/* The DMA-loop table on the workdir disk: sector DMA_T+L holds the avail
+ * index L+2 and the sector number DMA_T+(L+1 mod 65536), L < entries (a
+ * multiple of 2048), written 1 MiB per request. */
+static void dma_table(uint32_t entries)
+{
+	uint8_t *big = (uint8_t *)BIG;
+	for (uint32_t chunk = 0; chunk < entries; chunk += 2048) {
+		for (uint32_t k = 0; k < 2048; k++) {
+			uint32_t L = chunk + k;
+			uint8_t *sec = big + 512ull * k;
+			uint16_t idx = (uint16_t)(L + 2);
+			uint64_t next = DMA_T + ((L + 1) & 0xffff);
+			sec[0] = (uint8_t)idx, sec[1] = (uint8_t)(idx >> 8);
+			for (int b = 0; b < 8; b++)
+				sec[2 + b] = (uint8_t)(next >> (8 * b));
+		}
+		if (blk_at(1, DMA_T + chunk, 16, BIG, 2048 * 512, 0))
+			finish(98);
+	}
+}
+
+/* Offers a read of sector DMA_T into avail.idx and the request's own
+ * sector number: each read makes one more request available, and points
+ * it at the next sector. */
+static void dma_start(void)
+{
+	bring_up(DISK, 0);
+	req = (struct blk_req){ 0, 0, DMA_T };
+	for (int i = 0; i < 8; i++)
+		avail.ring[i] = 0;
+	set_desc(0, (uintptr_t)&req, 16, VIRTQ_DESC_F_NEXT, 1);
+	set_desc(1, (uintptr_t)&avail.idx, 2, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 2);
+	set_desc(2, (uintptr_t)&req.sector, 8, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 3);
+	set_desc(3, (uintptr_t)buf, 502, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 4);
+	set_desc(4, (uintptr_t)&blk_status, 1, VIRTQ_DESC_F_WRITE, 0);
+	avail.idx = 1;
+	notify(DISK, 0);
 }
 
 static int same(const char *a, const char *b)
@@ -381,6 +432,45 @@ void evil_main(const uint8_t *fdt)
 			offer(CONSOLE_OUT, TRANSMITQ, 0);
 		}
 		finish(0);
+	}
+	/* A device that re-reads avail.idx while it serves would never come
+	 * back from this notify; served once, the guest keeps it busy: only
+	 * the time limits end the run. */
+	if (same(s, "blk-dma-loop")) {
+		dma_table(65536);
+		bring_up(CONSOLE_OUT, TRANSMITQ);
+		say("table written; starting the loop\n");
+		dma_start();
+		for (;;)
+			notify(DISK, 0);
+	}
+	/* One notify serves the one request that was pending when it came. */
+	if (same(s, "blk-dma-once")) {
+		dma_table(2048);
+		dma_start();
+		finish(used.idx == 1 ? 0 : 98);
+	}
+	/* 4 MiB of data in one request is served, a sector more is an I/O error. */
+	if (same(s, "blk-request-too-big")) {
+		uint8_t at_cap = blk_at(0, 0, 16, BIG, 4u << 20, VIRTQ_DESC_F_WRITE);
+		uint8_t beyond = blk_at(0, 0, 16, BIG, (4u << 20) + 512, VIRTQ_DESC_F_WRITE);
+		finish(at_cap == 0 && beyond == 1 ? 0 : 98);
+	}
+	/* Eight 64 KiB writes in one notify, to a stdout nobody reads: the
+	 * first fills the pipe, the second blocks until the timeout, none may
+	 * block after it. */
+	if (same(s, "tx-blocked")) {
+		bring_up(CONSOLE_OUT, TRANSMITQ);
+		uint8_t *big = (uint8_t *)BIG;
+		for (uint32_t i = 0; i < 65536; i++)
+			big[i] = 'x';
+		for (uint16_t i = 0; i < 8; i++) {
+			set_desc(i, BIG, 65536, 0, 0);
+			avail.ring[i] = i;
+		}
+		avail.idx = 8;
+		notify(CONSOLE_OUT, TRANSMITQ);
+		finish(97); /* the VMM came back to the guest */
 	}
 	if (same(s, "exit-status-wide"))
 		finish(0x12345);

@@ -2,11 +2,14 @@
  * (mmio_prog.h).  Flags byte: bit 0, the console reads /dev/zero (else it
  * has no input, as stdout and stderr); bit 1, an output limit of
  * (flags >> 3) * 64 bytes; bit 2, output goes to a pipe nobody reads
- * (EPIPE: the reader went away), else to /dev/null. */
+ * (EPIPE: the reader went away), else to /dev/null.  Under a limit, no
+ * more than the limit comes out, and the run is stopped for output only
+ * once the limit is full. */
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 #include "mmio_prog.h"
+#include "stop.h"
 #include "virtio_console.h"
 
 static struct console con;
@@ -26,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		signal(SIGPIPE, SIG_IGN); /* as husk: EPIPE instead */
 	}
 	uint8_t flags = size ? data[0] : 0;
+	stop_reset(); /* a new run */
 	console_init(&con, 0xd0000000ull, &mem, flags & 1 ? zero_fd : -1, flags & 4 ? broken_fd : null_fd);
 	if (flags & 2) {
 		/* cut already set: the one-line notice would go to stderr on every run */
@@ -33,8 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		con.limit = &limit;
 	}
 	mmio_run(&con.mmio, data, size);
-	if (flags & 2)
-		CHECK(limit.used <= limit.limit, "output limit %llu, %llu bytes let through",
-		      (unsigned long long)limit.limit, (unsigned long long)limit.used);
+	if (flags & 2) {
+		CHECK(limit.used <= limit.limit && con.bytes_out <= limit.used, "output limit %llu, %llu bytes let through, %llu out",
+		      (unsigned long long)limit.limit, (unsigned long long)limit.used, (unsigned long long)con.bytes_out);
+		CHECK(stop_requested() != STOP_OUTPUT || limit.used == limit.limit,
+		      "stopped for output with %llu bytes of %llu used", (unsigned long long)limit.used,
+		      (unsigned long long)limit.limit);
+	}
 	return 0;
 }

@@ -1,16 +1,17 @@
 /* vmm/virtq.c on guest memory the fuzzer writes.  Input: a 32-byte header
  * (queue size, ring addresses, how the driver goes on), then the contents of
  * a 64 KiB guest memory from address 0 (the rest zero).  virtq_enable, then
- * rounds of virtq_pop/virtq_push as a device would, the driver making more
- * chains available between rounds.  Never a crash; every segment returned
- * lies inside guest memory, and the device's writes into writable segments
- * (which may overlap the rings) stay inside it too. */
+ * rounds (notifies) of virtq_begin and virtq_pop/virtq_push as a device
+ * would, the driver making more chains available between rounds.  Never a
+ * crash; every segment returned lies inside guest memory, the device's
+ * writes into writable segments (which may overlap the rings, avail.idx
+ * included) stay inside it too, and a round serves exactly the chains
+ * virtq_begin counted, at most num, whatever those writes do to the ring. */
 #include "fuzz.h"
 #include "husk/virtio_regs.h"
 #include "virtq.h"
 
 #define RAM (64u << 10)
-#define MAX_POPS 1024 /* per round: the used ring may overlap the available one */
 
 struct hdr {
 	uint16_t num;
@@ -57,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct virtq_chain c;
 	if (virtq_enable(&q, &mem, &err)) {
 		CHECK(err && !q.ready, "refused without a reason");
+		CHECK(virtq_begin(&q, &mem, &err) == -1, "begin on a queue that is not ready");
 		CHECK(virtq_pop(&q, &mem, &c, &err) == -1, "pop on a queue that is not ready");
 		return 0;
 	}
@@ -71,14 +73,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint16_t v = rd16(idx) + h.step;
 			memcpy(idx, &v, 2);
 		}
-		for (int k = 0; k < MAX_POPS; k++) {
+		err = NULL;
+		int pending = virtq_begin(&q, &mem, &err);
+		if (pending < 0) {
+			CHECK(err, "begin failed without a reason");
+			return 0; /* the VMM stops the run here */
+		}
+		CHECK(pending <= q.num, "%d chains pending in a queue of %u", pending, q.num);
+		for (int k = 0;; k++) {
 			err = NULL;
 			int r = virtq_pop(&q, &mem, &c, &err);
 			if (r < 0) {
 				CHECK(err, "pop failed without a reason");
-				return 0; /* the VMM stops the run here */
+				return 0;
 			}
-			CHECK(r == 0 || r == 1, "pop returned %d", r);
+			CHECK(r == (k < pending), "pop %d of %d pending returned %d", k, pending, r);
 			if (!r)
 				break;
 			check_chain(&q, &c);

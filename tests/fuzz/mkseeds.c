@@ -2,7 +2,8 @@
  *     mkseeds DIR          DIR/{elf,virtq,console,blk,extract_stream}/NAME
  *     mkseeds -trim FILE   cuts FILE's trailing zero bytes (ext2 seeds;
  *                          fuzz_extract zero-extends its input again)
- * The ext2 seeds for fuzz_extract come from mkseeds-ext2. */
+ * The ext2 seeds for fuzz_extract, and the streams of those images for
+ * fuzz_extract_stream, come from mkseeds-ext2. */
 #include <elf.h>
 #include <errno.h>
 #include <stdint.h>
@@ -273,14 +274,21 @@ static void blk_seeds(void)
 struct stream {
 	uint8_t buf[1 << 16];
 	size_t n;
+	uint32_t next_ino; /* each entry its own guest inode unless given one */
 };
 
 /* A record claiming `size` bytes after its name, then the dlen bytes of
- * data (NULL: dlen zero bytes; dlen < size: the stream ends early). */
-static void rec(struct stream *s, uint8_t type, const char *name, uint32_t mode, int64_t mtime, uint64_t size,
-		const char *data, size_t dlen)
+ * data (NULL: dlen zero bytes; dlen < size: the stream ends early); ino 0:
+ * a fresh inode number.  Written by the guest (touched), as new entries are. */
+static void rec_ino(struct stream *s, uint8_t type, const char *name, uint32_t ino, uint32_t mode, int64_t mtime,
+		    uint64_t size, const char *data, size_t dlen)
 {
-	struct rec r = { type, 0, (uint16_t)strlen(name), mode, mtime, size };
+	if (s->next_ino < 100)
+		s->next_ino = 100;
+	if (!ino && type != R_UP && type != R_END && type != R_ERROR)
+		ino = s->next_ino++;
+	struct rec r = { .type = type, .touched = 1, .name_len = (uint16_t)strlen(name), .mode = mode, .ino = ino,
+			 .mtime = mtime, .size = size };
 	memcpy(s->buf + s->n, &r, sizeof r);
 	s->n += sizeof r;
 	memcpy(s->buf + s->n, name, r.name_len);
@@ -293,16 +301,26 @@ static void rec(struct stream *s, uint8_t type, const char *name, uint32_t mode,
 	s->n += k;
 }
 
+static void rec(struct stream *s, uint8_t type, const char *name, uint32_t mode, int64_t mtime, uint64_t size,
+		const char *data, size_t dlen)
+{
+	rec_ino(s, type, name, 0, mode, mtime, size, data, dlen);
+}
+
 static void stream_save(const char *name, struct stream *s)
 {
 	save("extract_stream", name, s->buf, s->n);
 	s->n = 0;
 }
 
+/* fuzz_extract's host tree is in the way (a, d, f: symlinks out of it; u;
+ * olddir/x, changed by the host; host-file and host-dir, made by it); the
+ * streams of the seed images, with the copy-in record's inode numbers,
+ * come from mkseeds-ext2. */
 static void stream_seeds(void)
 {
 	static struct stream s;
-	/* a tree, over the host symlinks fuzz_extract puts in the way */
+	/* a tree over the host's symlinks and its own files */
 	rec(&s, R_DIR, "a", 040755, 0, 0, NULL, 0);
 	rec(&s, R_FILE, "x", 0100644, 1, 5, "hello", 5);
 	rec(&s, R_SYMLINK, "l", 0120777, 0, 6, "target", 6);
@@ -314,6 +332,17 @@ static void stream_seeds(void)
 	rec(&s, R_FILE, "d", 0104755, 0, 3, "sid", 3);
 	rec(&s, R_FILE, "u", 0100644, 1000000000, 3, "new", 3);
 	rec(&s, R_OTHER, "fifo", 010644, 0, 0, NULL, 0);
+	rec(&s, R_FILE, "host-file", 0100644, 0, 7, "program", 7);
+	rec(&s, R_DIR, "host-dir", 040755, 0, 0, NULL, 0);
+	rec(&s, R_FILE, "inner", 0100644, 0, 7, "program", 7);
+	rec(&s, R_FILE, "new", 0100644, 0, 7, "program", 7);
+	rec(&s, R_UP, "", 0, 0, 0, NULL, 0);
+	rec(&s, R_DIR, "olddir", 040755, 0, 0, NULL, 0);
+	rec(&s, R_FILE, "x", 0100600, 0, 7, "program", 7);
+	rec(&s, R_DIR, "sub", 040755, 0, 0, NULL, 0);
+	rec(&s, R_FILE, "y", 0100600, 0, 7, "program", 7);
+	rec(&s, R_UP, "", 0, 0, 0, NULL, 0);
+	rec(&s, R_UP, "", 0, 0, 0, NULL, 0);
 	rec(&s, R_END, "", 0, 0, 0, NULL, 0);
 	stream_save("tree", &s);
 
@@ -321,6 +350,7 @@ static void stream_seeds(void)
 	rec(&s, R_SYMLINK, "x/y", 0120777, 0, 2, "..", 2);
 	rec(&s, R_SYMLINK, "nul", 0120777, 0, 3, "a\0b", 3);
 	rec(&s, R_DIR, ".", 040755, 0, 0, NULL, 0);
+	rec(&s, R_FILE, "ctl\n\x1b[1m", 0100644, 0, 1, "c", 1);
 	rec(&s, R_END, "", 0, 0, 0, NULL, 0);
 	stream_save("bad-names", &s);
 
@@ -329,19 +359,24 @@ static void stream_seeds(void)
 	stream_save("deep", &s);
 
 	/* hard links: good ones, and ones naming a symlink, a directory, a
-	 * climb, a missing file, a path through the host's symlinks */
+	 * climb, a missing file, a path through the host's symlinks, a file of
+	 * the host's, a file of another inode */
 	rec(&s, R_DIR, "a", 040755, 0, 0, NULL, 0);
-	rec(&s, R_FILE, "x", 0100644, 1, 5, "hello", 5);
-	rec(&s, R_SYMLINK, "l", 0120777, 0, 6, "target", 6);
+	rec_ino(&s, R_FILE, "x", 50, 0100644, 1, 5, "hello", 5);
+	rec_ino(&s, R_SYMLINK, "l", 51, 0120777, 0, 6, "target", 6);
 	rec(&s, R_UP, "", 0, 0, 0, NULL, 0);
-	rec(&s, R_LINK, "y", 0100644, 1, 3, "a/x", 3);
-	rec(&s, R_LINK, "z", 0100644, 1, 3, "a/l", 3);
-	rec(&s, R_LINK, "w", 0100644, 1, 1, "a", 1);
-	rec(&s, R_LINK, "v", 0100644, 1, 6, "../a/x", 6);
-	rec(&s, R_LINK, "u", 0100644, 1, 4, "nope", 4);
-	rec(&s, R_LINK, "t", 0100644, 1, 3, "f/x", 3);
-	rec(&s, R_LINK, "s", 0100644, 1, 4, "a//x", 4);
-	rec(&s, R_END, "", 0, 0, 0, NULL, 0);
+	rec_ino(&s, R_LINK, "y", 50, 0100644, 1, 3, "a/x", 3);
+	rec_ino(&s, R_LINK, "z", 51, 0100644, 1, 3, "a/l", 3);
+	rec_ino(&s, R_LINK, "w", 50, 0100644, 1, 1, "a", 1);
+	rec_ino(&s, R_LINK, "v", 50, 0100644, 1, 6, "../a/x", 6);
+	rec_ino(&s, R_LINK, "u", 50, 0100644, 1, 4, "nope", 4);
+	rec_ino(&s, R_LINK, "t", 50, 0100644, 1, 3, "f/x", 3);
+	rec_ino(&s, R_LINK, "s", 50, 0100644, 1, 4, "a//x", 4);
+	rec_ino(&s, R_LINK, "r", 52, 0100644, 1, 9, "host-file", 9);
+	rec_ino(&s, R_LINK, "q", 52, 0100644, 1, 8, "olddir/x", 8);
+	rec_ino(&s, R_LINK, "p", 53, 0100644, 1, 3, "a/x", 3);
+	rec_ino(&s, R_LINK, "o", 54, 0100644, 1, 2, "h1", 2);
+	rec_ino(&s, R_END, "", 0, 0, 0, 0, NULL, 0);
 	stream_save("links", &s);
 
 	rec(&s, R_UP, "", 0, 0, 0, NULL, 0);
@@ -352,6 +387,12 @@ static void stream_seeds(void)
 
 	rec(&s, R_FILE, "short", 0100644, 0, 100, "only this", 9);
 	stream_save("short", &s);
+
+	/* the reader giving up after some entries */
+	rec(&s, R_FILE, "n", 0100644, 0, 1, "n", 1);
+	rec(&s, R_DIR, "olddir", 040755, 0, 0, NULL, 0);
+	rec(&s, R_ERROR, "", 0, 0, RE_MEMORY, NULL, 0);
+	stream_save("reader-error", &s);
 
 	char name[16];
 	for (int i = 0; i < 300; i++) {

@@ -6,7 +6,7 @@
 # line, and the host must be untouched.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 59
+plan 66
 HT=$ROOT/build/tests/husk-test
 EVIL=$ROOT/build/tests/evil-kernel.elf
 for f in "$HT" "$EVIL"; do
@@ -96,10 +96,41 @@ spin                         124 timed_out_after_2_s
 halt                         122 guest_halted_without_exiting
 triple-fault                 122 triple_fault
 unknown-msr                  122 triple_fault
-output-flood                 0   output_limit_of_100000_bytes_reached --output-limit=100000
+output-flood                 153 output_limit_of_100000_bytes_reached;_run_stopped --output-limit=100000
+# requests whose data rewrites the ring: a notify serves what was pending then
+blk-dma-once                 0   - -w=WORK
+blk-request-too-big          0   - -w=WORK
 EOF_SCENARIOS
 
 n_scenarios=$n
+
+# A guest whose read requests refill the queue (blk-dma-loop, from the first
+# security review) is stopped by either limit, promptly, with one line (and
+# the write-back's notice that the run failed).
+for limit in "-t 2:124:timed out after 2 s" "--cpu-time 2:152:CPU time limit of 2 s reached"; do
+	opt=${limit%%:*} want=${limit#*:} want=${want%%:*} msg=${limit##*:}
+	start=$(date +%s%N)
+	# shellcheck disable=SC2086
+	timeout -s KILL 20 "$HT" run $opt -w "$TMP/w" -e EVIL=blk-dma-loop lua </dev/null >"$TMP/out" 2>"$TMP/err"
+	st=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	[ "$st" = "$want" ] && [ "$ms" -lt 8000 ]; ok $? "blk-dma-loop, $opt: $want in $ms ms (status $st)"
+	grep -v 'the workdir was still written back' "$TMP/err" >"$TMP/err.own"
+	[ "$(grep -c . "$TMP/err.own")" = 1 ] && grep -q "^husk: $msg; run stopped\$" "$TMP/err.own"
+	ok $? "blk-dma-loop, $opt: one line, '$msg'"
+done
+
+# Many transmit chains in one notify to a stdout nobody reads: -t still ends
+# the run (no write may start after the stop request).
+mkfifo "$TMP/fifo"
+sleep 30 <"$TMP/fifo" &
+reader=$!
+start=$(date +%s%N)
+timeout -s KILL 20 "$HT" run -t 2 -e EVIL=tx-blocked lua </dev/null >"$TMP/fifo" 2>"$TMP/err"
+st=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+kill $reader
+[ "$st" = 124 ] && [ "$ms" -lt 8000 ]; ok $? "tx-blocked, stdout never read: 124 in $ms ms (status $st)"
 ok "$(pgrep -x husk-test | wc -l)" "no husk-test process is left"
 is "$(sha256sum <"$TMP/data/f")" "$data_sum" "host: the read-only dataset is unchanged"
 is "$(ls -A "$TMP/w")" "" "host: the scribbled workdir wrote nothing back"

@@ -5,7 +5,7 @@
 # too, and a stop request for husk ends the whole run.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 30
+plan 37
 
 # The VMM is the supervisor's only child (no workdir: no write-back helper).
 vmm_of() { tr -d ' ' < /proc/$1/task/$1/children; }
@@ -37,6 +37,29 @@ HUSK_TEST_SECCOMP_TRIGGER=1 HUSK_IMAGES=$ROOT/build/images "$ROOT/build/tests/hu
 is "$?" 159 "a system call outside the allowlist kills husk with SIGSYS (test-only trigger, test build)"
 HUSK_TEST_SECCOMP_TRIGGER=1 "$HUSK" run lua -e 'print(1)' > /dev/null 2>&1
 is "$?" 0 "husk itself has no such trigger"
+# Argument filters: each trigger makes an allowed call of a kind (said on
+# stderr), then one the filter refuses: another fd than the VMM's own for
+# read/write/pread/pwrite (the vCPU's; pwrite: a read-only disk), an
+# executable mapping.
+mkdir "$TMP/ro" && echo data >"$TMP/ro/f"
+for t in "write:write to stderr" "read:read of stdin" "pread:pread of a disk" "pwrite:pread of a read-only disk" \
+	"mmap-exec:mmap without PROT_EXEC" "mprotect:mmap without PROT_EXEC"; do
+	HUSK_TEST_SECCOMP_TRIGGER=${t%%:*} HUSK_IMAGES=$ROOT/build/images "$ROOT/build/tests/husk-test" run --ro d="$TMP/ro" \
+		lua -e 'print(1)' </dev/null >/dev/null 2>"$TMP/trigger.err"
+	st=$?
+	[ "$st" = 159 ] && grep -q "^husk-test: ${t#*:} allowed" "$TMP/trigger.err" && ! grep -q 'not refused' "$TMP/trigger.err"
+	ok $? "${t%%:*}: the allowed call passes, the refused one kills husk with SIGSYS (status $st)"
+done
+# Everything a run uses passes the filters: stdin, a dataset, the workdir
+# (read and written), stdout, stderr, the audit file, the write-back.
+mkdir "$TMP/wd"
+echo in | "$HUSK" run --ro d="$TMP/ro" -w "$TMP/wd" --audit "$TMP/all.json" python -c '
+import sys
+line = sys.stdin.readline().strip()
+open("out", "w").write(open("/data/d/f").read().strip() + line)
+print("ok"); print("err", file=sys.stderr)' >"$TMP/all.out" 2>"$TMP/all.err"
+is "$?:$(cat "$TMP/all.out"):$(cat "$TMP/all.err"):$(cat "$TMP/wd/out")" "0:ok:err:datain" \
+	"a run using every fd kind passes the argument filters"
 is "$("$HUSK" run lua -e 'print(1+1)')" "2" "without the trigger the confined VMM runs normally"
 
 # A stop request (SIGTERM) to husk ends the run: the VMM, pid 1 of its

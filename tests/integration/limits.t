@@ -2,7 +2,7 @@
 # Timeout, kernel self-test on both paths, and proof of native execution.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 19
+plan 24
 
 start=$(date +%s%N)
 "$HUSK" run -t 1 lua -e 'while true do end' 2>"$TMP/err"
@@ -31,8 +31,32 @@ grep -q 'CPU time limit of 1 s' "$TMP/err" && [ "$elapsed_ms" -lt 5000 ]; ok $? 
 is "$("$HUSK" run --cpu-time 1 python -c 'import time; time.sleep(1.5); print("slept")')" "slept" "sleeping does not use up CPU time"
 
 "$HUSK" run --output-limit 1000 lua -e 'for i = 1, 100000 do print(i) end' >"$TMP/out" 2>"$TMP/err"
-is "$(wc -c < "$TMP/out")" 1000 "--output-limit cuts stdout at the limit"
-grep -q 'output limit of 1000 bytes reached' "$TMP/err"; ok $? "with a one-line marker on stderr"
+is "$?:$(wc -c < "$TMP/out")" "153:1000" "--output-limit: stdout has exactly the limit, then the run ends with 153 (128 + SIGXFSZ)"
+is "$(grep . "$TMP/err")" "husk: output limit of 1000 bytes reached; run stopped" "with a one-line marker on stderr"
+seq 1 1000 | head -c 1000 >"$TMP/want"
+cmp -s "$TMP/out" "$TMP/want"; ok $? "the output up to the limit is exactly the program's"
+is "$("$HUSK" run --output-limit 6 lua -e 'io.write("hello\n")'; echo " $?")" "hello
+ 0" "output of exactly the limit is no violation"
+# An endless flood without -t ends by the output limit alone, at once.
+start=$(date +%s%N)
+timeout -s KILL 20 "$HUSK" run --output-limit 1M --audit "$TMP/flood.json" lua -e 'while true do io.write(string.rep("x", 4096)) end' \
+	>"$TMP/out" 2>/dev/null
+status=$?
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$status" -eq 153 ] && [ "$elapsed_ms" -lt 5000 ] && [ "$(wc -c <"$TMP/out")" -eq 1048576 ]
+ok $? "an output flood without -t ends with 153 in ${elapsed_ms} ms (status $status), 1 MiB out"
+grep -q '"event":"limit","kind":"output"' "$TMP/flood.json" && grep -q '"event":"end".*"reason":"output","status":153' "$TMP/flood.json"
+ok $? "the audit records the output limit and ends with reason output"
+# A reader that never reads: the write blocks, -t still ends the run.
+mkfifo "$TMP/fifo"
+sleep 30 <"$TMP/fifo" &
+reader=$!
+start=$(date +%s%N)
+timeout -s KILL 20 "$HUSK" run -t 2 lua -e 'while true do io.write(string.rep("x", 65536)) end' >"$TMP/fifo" 2>/dev/null
+status=$?
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+kill $reader
+[ "$status" -eq 124 ] && [ "$elapsed_ms" -lt 5000 ]; ok $? "stdout never read: -t 2 ends the run with 124 in ${elapsed_ms} ms (status $status)"
 
 got=$(OPENAI_API_KEY=sk-fake-secret "$HUSK" run python -c 'import os; print(sorted(os.environ))')
 is "$got" "['HOME', 'LANG', 'PATH', 'PYTHONHOME']" "the guest environment is the documented default set: a host secret is invisible"

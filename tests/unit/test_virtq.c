@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "husk/virtio_regs.h"
 #include "guest_mem.h"
+#include "stop.h"
 #include "tap.h"
 #include "virtio_console.h"
 #include "virtio_mmio.h"
@@ -106,12 +107,13 @@ static void test_good_chain(void)
 	struct virtq_chain c;
 	const char *err = NULL;
 	queue_setup(&q, 8);
-	ok(virtq_pop(&q, &mem, &c, &err) == 0, "an empty queue pops nothing");
+	ok(virtq_begin(&q, &mem, &err) == 0 && virtq_pop(&q, &mem, &c, &err) == 0, "an empty queue pops nothing");
 
 	set_desc(4, BUF, 5, VIRTQ_DESC_F_NEXT, 2);
 	set_desc(2, BUF + 0x100, 7, VIRTQ_DESC_F_NEXT, 7);
 	set_desc(7, BUF + 0x200, 64, VIRTQ_DESC_F_WRITE, 0);
 	post(8, 4);
+	ok(virtq_begin(&q, &mem, &err) == 1, "one chain pending");
 	int r = virtq_pop(&q, &mem, &c, &err);
 	ok(r == 1 && c.head == 4 && c.n == 3, "3-descriptor chain pops (r %d head %u n %d)", r, c.head, c.n);
 	ok(c.seg[0].ptr == mem.host + BUF && c.seg[1].ptr == mem.host + BUF + 0x100 &&
@@ -138,6 +140,7 @@ static void test_wrap(void)
 		uint16_t head = (uint16_t)(3 - i % 4);
 		set_desc(head, BUF + 16ull * i, 16, 0, 0);
 		post(4, head);
+		good &= virtq_begin(&q, &mem, &err) == 1;
 		good &= virtq_pop(&q, &mem, &c, &err) == 1 && c.head == head && c.seg[0].ptr == mem.host + BUF + 16ull * i;
 		good &= virtq_push(&q, &mem, head, i, &err) == 0;
 	}
@@ -150,14 +153,39 @@ static void test_wrap(void)
 	for (uint16_t i = 0; i < 4; i++)
 		set_desc(i, BUF, 1, i < 3 ? VIRTQ_DESC_F_NEXT : 0, (uint16_t)(i + 1));
 	post(4, 0);
-	ok(virtq_pop(&q, &mem, &c, &err) == 1 && c.n == 4, "a chain of num descriptors pops");
+	ok(virtq_begin(&q, &mem, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 1 && c.n == 4,
+	   "a chain of num descriptors pops");
+}
+
+/* A notify serves what was available when it came: avail.idx is read once
+ * (a device's write into guest memory may change it, as may the driver). */
+static void test_snapshot(void)
+{
+	struct virtq q;
+	struct virtq_chain c;
+	const char *err = NULL;
+	queue_setup(&q, 8);
+	set_desc(0, BUF, 16, 0, 0);
+	post(8, 0);
+	post(8, 0);
+	ok(virtq_begin(&q, &mem, &err) == 2, "two chains pending");
+	post(8, 0);
+	put16(AVAIL + 2, (uint16_t)(get16(AVAIL + 2) + 200)); /* then far ahead: not read again */
+	int a = virtq_pop(&q, &mem, &c, &err), b = virtq_pop(&q, &mem, &c, &err), d = virtq_pop(&q, &mem, &c, &err);
+	ok(a == 1 && b == 1 && d == 0, "exactly those two pop (%d %d %d), whatever avail.idx says meanwhile", a, b, d);
+	ok(virtq_begin(&q, &mem, &err) == -1 && err, "the next notify reads it again (%s)", err ? err : "no reason");
+	put16(AVAIL + 2, 3);
+	ok(virtq_begin(&q, &mem, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 0,
+	   "and serves the one made available since");
 }
 
 static void pop_refused(const char *what, struct virtq *q)
 {
 	struct virtq_chain c;
 	const char *err = NULL;
-	int r = virtq_pop(q, &mem, &c, &err);
+	int r = virtq_begin(q, &mem, &err);
+	if (r > 0)
+		r = virtq_pop(q, &mem, &c, &err);
 	ok(r == -1 && err, "pop refuses %s (%s)", what, err ? err : "no reason");
 }
 
@@ -339,6 +367,51 @@ static void test_mmio_transmit(int rfd)
 	ok(rd(VIRTIO_MMIO_STATUS) == 0 && rd(VIRTIO_MMIO_QUEUE_READY) == 0, "status 0 resets the device");
 }
 
+/* The transmitq of a fresh console, ready; "hello world" in BUF. */
+static void transmit_ready(void)
+{
+	negotiate(1ull << VIRTIO_F_VERSION_1);
+	mmio_queue(1, 8);
+	wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
+				       VIRTIO_STATUS_DRIVER_OK);
+	put(BUF, "hello world", 11);
+}
+
+/* Output up to the limit is written exactly; a write past it stops the
+ * run, and nothing is served after a stop request. */
+static void test_output_limit(int rfd)
+{
+	static struct output_limit lim;
+	char got[32];
+	lim = (struct output_limit){ .limit = 16, .cut = 1 }; /* cut: no marker on the test's stderr */
+	con.limit = &lim;
+	transmit_ready();
+	set_desc(0, BUF, 5, 0, 0);
+	post(8, 0);
+	post(8, 0);
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	ssize_t n = read(rfd, got, sizeof got);
+	ok(n == 10 && stop_requested() == STOP_NONE, "10 bytes of a 16-byte limit pass (%zd), no stop", n);
+	set_desc(1, BUF, 11, 0, 0);
+	post(8, 1);
+	post(8, 1);
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	n = read(rfd, got, sizeof got);
+	ok(n == 6 && !memcmp(got, "hello ", 6), "11 more: the 6 up to the limit come out (%zd)", n);
+	ok(stop_requested() == STOP_OUTPUT, "and the run is stopped for output");
+	ok(get16(USED + 2) == 3, "the chain after the stop is not served (used idx %u)", get16(USED + 2));
+	stop_reset();
+	con.limit = NULL;
+
+	transmit_ready();
+	set_desc(0, BUF, 5, 0, 0);
+	post(8, 0);
+	stop_request(STOP_TIMEOUT);
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	ok(read(rfd, got, sizeof got) == -1 && get16(USED + 2) == 0, "after a timeout nothing is written");
+	stop_reset();
+}
+
 static void test_mmio(void)
 {
 	int p[2];
@@ -350,6 +423,7 @@ static void test_mmio(void)
 	console_init(&con, MMIO_BASE, &mem, -1, p[1]);
 	test_mmio_registers();
 	test_mmio_transmit(p[0]);
+	test_output_limit(p[0]);
 	close(p[0]);
 	close(p[1]);
 }
@@ -363,6 +437,7 @@ int main(void)
 	test_enable();
 	test_good_chain();
 	test_wrap();
+	test_snapshot();
 	test_pop_refused();
 	test_mmio();
 	guest_mem_free(&mem);
