@@ -22,8 +22,9 @@
 #define CHUNK 65536
 #define WARN_LINES 20 /* then only counted */
 
+/* Host files by a key (open addressing; key 0: a free slot). */
 struct host_files {
-	struct host_file { uint32_t gino; dev_t dev; ino_t ino; } *v;
+	struct host_file { uint64_t key; dev_t dev; ino_t ino; } *v;
 	size_t n, cap;
 };
 
@@ -127,39 +128,55 @@ static int same_inode(const struct stat *s, const struct copyin_entry *e)
 	return s->st_dev == e->dev && s->st_ino == e->ino && (s->st_mode & S_IFMT) == (e->mode & S_IFMT);
 }
 
-static void host_files_add(struct host_files *l, uint32_t gino, const struct stat *s)
+static struct host_file *host_files_slot(struct host_files *l, uint64_t key, dev_t dev, ino_t ino)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct host_file *v = realloc(l->v, cap * sizeof *v);
-		if (!v)
+	size_t i = l->cap ? key % l->cap : 0;
+	while (l->cap && l->v[i].key && !(l->v[i].key == key && (!dev || (l->v[i].dev == dev && l->v[i].ino == ino))))
+		i = (i + 1) % l->cap;
+	return l->cap ? &l->v[i] : NULL;
+}
+
+/* dev 0: looked up by key alone. */
+static void host_files_add(struct host_files *l, uint64_t key, const struct stat *s)
+{
+	if (2 * (l->n + 1) > l->cap) {
+		struct host_files bigger = { calloc(l->cap ? 2 * l->cap : 64, sizeof *l->v), l->n, l->cap ? 2 * l->cap : 64 };
+		if (!bigger.v)
 			return; /* only an optimisation is lost */
-		l->v = v, l->cap = cap;
+		for (size_t i = 0; i < l->cap; i++)
+			if (l->v[i].key)
+				*host_files_slot(&bigger, l->v[i].key, l->v[i].dev, l->v[i].ino) = l->v[i];
+		free(l->v);
+		*l = bigger;
 	}
-	l->v[l->n++] = (struct host_file){ gino, s->st_dev, s->st_ino };
+	struct host_file *f = host_files_slot(l, key, s->st_dev, s->st_ino);
+	l->n += !f->key;
+	*f = (struct host_file){ key, s->st_dev, s->st_ino };
+}
+
+static uint64_t inode_key(const struct stat *s)
+{
+	return ((uint64_t)s->st_ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)s->st_dev) | 1;
 }
 
 /* Removing one name of a host file with several changes the others' ctime:
  * that change is the write-back's own, not the host's. */
-static int relinked_here(const struct writer *w, const struct stat *s)
+static int relinked_here(struct writer *w, const struct stat *s)
 {
-	for (size_t i = 0; i < w->relinked.n; i++)
-		if (w->relinked.v[i].dev == s->st_dev && w->relinked.v[i].ino == s->st_ino)
-			return 1;
-	return 0;
+	struct host_file *f = host_files_slot(&w->relinked, inode_key(s), s->st_dev, s->st_ino);
+	return f && f->key;
 }
 
 static void note_unlink(struct writer *w, int dirfd, const char *name)
 {
 	struct stat s;
-	if (fstatat(dirfd, name, &s, AT_SYMLINK_NOFOLLOW) == 0 && s.st_nlink > 1 && !S_ISDIR(s.st_mode) &&
-	    !relinked_here(w, &s))
-		host_files_add(&w->relinked, 0, &s);
+	if (fstatat(dirfd, name, &s, AT_SYMLINK_NOFOLLOW) == 0 && s.st_nlink > 1 && !S_ISDIR(s.st_mode))
+		host_files_add(&w->relinked, inode_key(&s), &s);
 }
 
 /* The host's entry is the one copied in, unchanged since (a directory: the
  * same directory, whatever its entries). */
-static int host_unchanged(const struct writer *w, const struct stat *s, const struct copyin_entry *e)
+static int host_unchanged(struct writer *w, const struct stat *s, const struct copyin_entry *e)
 {
 	if (!same_inode(s, e))
 		return 0;
@@ -175,19 +192,28 @@ static const struct copyin_entry *recorded(struct writer *w, const char *path)
 	return e;
 }
 
-/* Record entries directly under path: [*lo, *hi) holds its descendants. */
+/* Record entries under path: [*lo, *hi) holds its descendants, the
+ * entries that start with "path/" (all but "" itself for the top). */
 static void descendants(const struct copyin_record *rec, const char *path, size_t *lo, size_t *hi)
 {
-	size_t plen = strlen(path), a = 0, b = rec->n;
-	while (a < b) { /* the first entry after path itself */
+	static char prefix[MAX_PATH + 1];
+	size_t plen = strlen(path);
+	memcpy(prefix, path, plen);
+	prefix[plen] = '/';
+	plen += plen != 0; /* the top's descendants start with any name */
+	prefix[plen] = 0;
+	size_t a = 0, b = rec->n;
+	while (a < b) { /* the first entry not before the prefix */
 		size_t m = (a + b) / 2;
-		if (strcmp(rec->e[m].path, path) <= 0)
+		if (strcmp(rec->e[m].path, prefix) < 0)
 			a = m + 1;
 		else
 			b = m;
 	}
+	if (plen == 0 && a < rec->n && !rec->e[a].path[0])
+		a++;
 	*lo = a;
-	while (a < rec->n && !strncmp(rec->e[a].path, path, plen) && (plen == 0 || rec->e[a].path[plen] == '/'))
+	while (a < rec->n && !strncmp(rec->e[a].path, prefix, plen))
 		a++;
 	*hi = a;
 }
@@ -264,7 +290,7 @@ static void host_name(const char *name, char out[256])
 static int conflict_name(int dirfd, const char *name, char out[256])
 {
 	size_t len = strlen(name);
-	for (int i = 1; i < 1000; i++) {
+	for (int i = 1; i <= 100; i++) {
 		char suffix[32];
 		int k = i == 1 ? snprintf(suffix, sizeof suffix, ".husk-conflict")
 			       : snprintf(suffix, sizeof suffix, ".husk-conflict.%d", i);
@@ -286,10 +312,8 @@ enum place { P_NEW, P_REPLACE, P_CONFLICT, P_DONE, P_FAILED };
 static int already_there(struct writer *w, const struct stat *s, const struct rec *r)
 {
 	if (r->type == R_LINK) {
-		for (size_t i = 0; i < w->written.n; i++)
-			if (w->written.v[i].gino == r->ino)
-				return s->st_dev == w->written.v[i].dev && s->st_ino == w->written.v[i].ino;
-		return 0;
+		struct host_file *f = host_files_slot(&w->written, r->ino, 0, 0);
+		return f && f->key && s->st_dev == f->dev && s->st_ino == f->ino;
 	}
 	int type = r->type == R_SYMLINK ? S_IFLNK : S_IFREG;
 	return (s->st_mode & S_IFMT) == (mode_t)type && (uint64_t)s->st_size == r->size && s->st_mtim.tv_sec == r->mtime &&

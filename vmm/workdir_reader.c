@@ -92,12 +92,13 @@ static void count(uint64_t data)
 	charge(data);
 }
 
-/* ---- inode sets: directories seen (a loop is corruption) and files with
- * several names (sent once, then as links to the first path) ------------- */
+/* ---- sets: directories seen (a loop is corruption), files with several
+ * names (sent once, then as links to the first path), and the names of
+ * the directory being walked (a name twice is corruption) ---------------- */
 
 struct seen {
-	ext2_ino_t ino;
-	char *path; /* first path, for files with several names */
+	uint64_t ino; /* the key: an inode number, or a name's hash; 0: free */
+	char *path;   /* first path, for files with several names */
 };
 struct seen_set {
 	struct seen *t;
@@ -105,7 +106,7 @@ struct seen_set {
 };
 static struct seen_set dirs_seen, linked;
 
-static struct seen *seen_slot(struct seen_set *s, ext2_ino_t ino)
+static struct seen *seen_slot(struct seen_set *s, uint64_t ino)
 {
 	if (2 * (s->n + 1) > s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 256;
@@ -205,7 +206,16 @@ struct walk {
 	ext2_filsys fs;
 	int depth;
 	size_t plen; /* the length of cur_path: the directory's path */
+	struct seen_set names;
 };
+
+static uint64_t name_key(const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a: a set key, not a digest */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
+	return h | 1;
+}
 
 /* One directory entry, sent as soon as it is found (nothing is collected). */
 static int entry(struct ext2_dir_entry *d, int off, int bs, char *buf, void *priv)
@@ -218,6 +228,11 @@ static int entry(struct ext2_dir_entry *d, int off, int bs, char *buf, void *pri
 		return 0;
 	if (w->depth == 0 && len == 14 && !memcmp(name, ".husk-unlinked", 14))
 		return 0; /* the guest's open unlinked files */
+	struct seen *twice = seen_slot(&w->names, name_key(name, len));
+	if (twice->ino)
+		give_up(RE_CORRUPT);
+	twice->ino = name_key(name, len);
+	w->names.n++;
 	struct ext2_inode in;
 	if (d->inode > w->fs->super->s_inodes_count || ext2fs_read_inode(w->fs, d->inode, &in))
 		give_up(RE_CORRUPT);
@@ -253,9 +268,10 @@ static void walk_dir(ext2_filsys fs, ext2_ino_t dir, int depth, size_t plen)
 		give_up(RE_LOOP);
 	s->ino = dir;
 	dirs_seen.n++;
-	struct walk w = { fs, depth, plen };
+	struct walk w = { fs, depth, plen, { 0 } };
 	if (ext2fs_dir_iterate(fs, dir, 0, NULL, entry, &w))
 		give_up(RE_CORRUPT);
+	free(w.names.t);
 }
 
 /* ---- confinement ------------------------------------------------------- */
