@@ -405,10 +405,10 @@ void disks_release(struct disks *ds)
 		if (ds->d[i].temporary)
 			unlink(ds->d[i].image);
 	}
-	if (ds->workdir >= 0) {
+	if (ds->workdir_fd >= 0)
 		close(ds->workdir_fd);
+	if (ds->workdir >= 0)
 		copyin_record_free(&ds->workdir_record);
-	}
 	ds->workdir_fd = ds->workdir = -1;
 	ds->n = 0;
 }

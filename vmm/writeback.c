@@ -153,6 +153,10 @@ int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t n)
 		helper(go[0], result[1], ds);
 	}
 	close(go[0]), close(result[1]);
+	/* Only the helper writes to DIR: the VMM keeps neither its fd nor its record. */
+	close(ds->workdir_fd);
+	ds->workdir_fd = -1;
+	copyin_record_free(&ds->workdir_record);
 	w->go = go[1], w->result = result[0], w->pid = pid;
 	ds->d[ds->workdir].temporary = 0; /* the helper deletes the image */
 	return 0;

@@ -5,7 +5,7 @@
 # which paths failed, exits 123 and keeps the program's files for a retry.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 37
+plan 38
 export TMPDIR="$TMP/tmpdir"
 mkdir -p "$TMPDIR"
 [ "$(id -u)" = 0 ] || { echo "Bail out! these tests mount file systems: run them as root"; exit 1; }
@@ -32,6 +32,11 @@ open(esc, "w").write("x")
 ' 2> "$TMP/err" &
 pid=$!
 sleep 1
+holders=0
+for p in $(pgrep -f "husk run --stats --audit $TMP/audit"); do
+	ls -l /proc/$p/fd 2>/dev/null | grep -q " $W\$" && holders=$((holders + 1))
+done
+is "$holders" 1 "during the run only the write-back helper holds DIR open"
 echo "host a" > "$W/a.txt"; echo "host b" > "$W/b.txt"; echo "host made" > "$W/hostnew.txt"; mkdir "$W/hostdir"
 printf 'host' > "$W/_[31mred_husk: fake" # the name the program's file comes back under
 wait $pid
