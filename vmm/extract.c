@@ -363,6 +363,20 @@ static void tmp_name(struct writer *w, char out[48])
 	snprintf(out, 48, ".husk-tmp-%d-%u", (int)getpid(), w->tmp_seq++);
 }
 
+/* A rename that fails with EEXIST where name exists.  File systems without
+ * RENAME_NOREPLACE (FUSE 2, some network ones) get a check, then a rename. */
+static int rename_noreplace(int dirfd, const char *tmp, const char *name)
+{
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	struct stat s;
+	if (fstatat(dirfd, name, &s, AT_SYMLINK_NOFOLLOW) == 0)
+		return errno = EEXIST, -1;
+	return renameat(dirfd, tmp, dirfd, name);
+}
+
 /* The temporary into its place: over the recorded entry, or only where
  * nothing is (else beside it, as a conflict). */
 static int move_into_place(struct writer *w, struct level *l, const char *tmp, char name[256], enum place p)
@@ -371,7 +385,7 @@ static int move_into_place(struct writer *w, struct level *l, const char *tmp, c
 		note_unlink(w, l->fd, name);
 		return renameat(l->fd, tmp, l->fd, name);
 	}
-	for (int retried = 0; renameat2(l->fd, tmp, l->fd, name, RENAME_NOREPLACE) < 0; retried = 1) {
+	for (int retried = 0; rename_noreplace(l->fd, tmp, name) < 0; retried = 1) {
 		if (errno != EEXIST || retried)
 			return -1;
 		conflict(w, w->path, "appeared on the host during the write-back: the program's is beside it");
@@ -780,7 +794,8 @@ int workdir_extract(int image_fd, int dirfd, const struct copyin_record *rec, co
 	if (rc)
 		return EXTRACT_BAD_IMAGE;
 	if (st->failed)
-		return errmsg(err, n, "%llu paths could not be written back", (unsigned long long)st->failed),
+		return errmsg(err, n, "%llu path%s could not be written back", (unsigned long long)st->failed,
+			      st->failed == 1 ? "" : "s"),
 		       EXTRACT_HOST_ERROR;
 	return EXTRACT_OK;
 }

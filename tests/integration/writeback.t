@@ -5,7 +5,7 @@
 # which paths failed, exits 123 and keeps the program's files for a retry.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 38
+plan 41
 export TMPDIR="$TMP/tmpdir"
 mkdir -p "$TMPDIR"
 [ "$(id -u)" = 0 ] || { echo "Bail out! these tests mount file systems: run them as root"; exit 1; }
@@ -111,6 +111,21 @@ open("locked/x.txt", "w").write("x"); open("free.txt", "w").write("y")' 2>"$TMP/
 is "$?" 123 "a write-back refused by permissions exits 123"
 grep -q 'cannot write back locked/x.txt: Permission denied' "$TMP/err"; ok $? "it names the path (EACCES)"
 is "$(cat "$P/free.txt")" "y" "the rest is written"
+
+# 6b. A disk quota: EDQUOT (this kernel has no quotas: a FUSE file system
+# that answers EDQUOT past 1 MB, tests/fs/quota_fs.py).
+Q=$TMP/quota
+mkdir -p "$Q.backing" "$Q"
+/usr/bin/python3 "$ROOT/tests/fs/quota_fs.py" "$Q.backing" "$Q" 1000000 2>"$TMP/fuse.err" &
+i=0
+while [ $i -lt 100 ] && ! mountpoint -q "$Q"; do sleep 0.1; i=$((i + 1)); done
+mountpoint -q "$Q" || echo "Bail out! cannot mount the quota file system: $(cat "$TMP/fuse.err")"
+"$HUSK" run -w "$Q" python -c '
+open("big.bin", "wb").write(b"x" * 3000000); open("small.txt", "w").write("ok")' 2>"$TMP/err"
+is "$?" 123 "a write-back over a disk quota exits 123"
+grep -q 'cannot write back big.bin: Disk quota exceeded' "$TMP/err"; ok $? "it names the path (EDQUOT)"
+is "$(cat "$Q/small.txt")" "ok" "the rest is written"
+umount "$Q"
 
 # 7. Ctrl-C during a large write-back: the helper finishes and leaves no image.
 C=$TMP/ctrlc
