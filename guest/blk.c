@@ -1,15 +1,12 @@
 /* virtio-blk driver (virtio 1.x, 5.2): one request queue, requests completed
  * synchronously by the VMM during the notify.  Each disk is a struct
  * blockdev for the file system code. */
+#include <errno.h>
 #include <string.h>
 #include "cpu.h"
 #include "fs/blockdev.h"
 #include "kernel.h"
 #include "virtio.h"
-
-#define EIO 5
-#define EROFS 30
-#define ENOMEM 12
 
 enum { T_IN = 0, T_OUT = 1, T_FLUSH = 4 };
 #define VIRTIO_BLK_F_RO 5

@@ -28,3 +28,8 @@ uint64_t clock_wall_ns(void)
 {
 	return boot.wall_ns + since_boot_ns();
 }
+
+int64_t clock_wall_s(void)
+{
+	return (int64_t)(clock_wall_ns() / NSEC_PER_SEC);
+}

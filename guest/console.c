@@ -3,11 +3,10 @@
  * brought up on first use with only the queue its fd needs: every register
  * access is an exit, ~0.1-0.2 ms on kvm_pvm.  A receive completed with length
  * 0 is end of input (husk's convention; the console has no EOF of its own). */
+#include <errno.h>
 #include "kernel.h"
 #include "virtio.h"
 
-#define EBADF 9
-#define EIO 5
 #define CHUNK (1u << 20) /* bytes per transmit request */
 
 enum { RECEIVEQ, TRANSMITQ };

@@ -3,8 +3,7 @@
 #include <string.h>
 #include "file.h"
 #include "kernel.h"
-
-#include <errno.h>
+#include "linux_abi.h"
 
 static struct file *fds[MAX_FDS];
 /* RLIMIT_NOFILE: both start at the policy's --open-files (boot tree); the
@@ -50,7 +49,7 @@ static int orphan_dir(struct mount *m, uint32_t *dir)
 	const char *d = ORPHAN_DIR;
 	int r = m->ops->lookup(m->fs, m->ops->root, d, strlen(d), dir);
 	if (r == -ENOENT)
-		r = m->ops->create(m->fs, m->ops->root, d, strlen(d), 0040700, dir);
+		r = m->ops->create(m->fs, m->ops->root, d, strlen(d), S_IFDIR | 0700, dir);
 	return r;
 }
 

@@ -2,12 +2,18 @@
 #include <string.h>
 #include "fs/ext2.h"
 #include "kernel.h"
+#include "linux_abi.h"
 #include "vfs.h"
 
-static int64_t now_s(void)
-{
-	return (int64_t)(clock_wall_ns() / 1000000000);
-}
+/* Modes and d_type values pass through unconverted: ext2 stores Linux's. */
+_Static_assert(EXT2_S_IFMT == S_IFMT && EXT2_S_IFSOCK == S_IFSOCK && EXT2_S_IFLNK == S_IFLNK &&
+		       EXT2_S_IFREG == S_IFREG && EXT2_S_IFBLK == S_IFBLK && EXT2_S_IFDIR == S_IFDIR &&
+		       EXT2_S_IFCHR == S_IFCHR && EXT2_S_IFIFO == S_IFIFO,
+	       "ext2 mode types are Linux's S_IF*");
+_Static_assert(EXT2_DT_UNKNOWN == DT_UNKNOWN && EXT2_DT_FIFO == DT_FIFO && EXT2_DT_CHR == DT_CHR &&
+		       EXT2_DT_DIR == DT_DIR && EXT2_DT_BLK == DT_BLK && EXT2_DT_REG == DT_REG &&
+		       EXT2_DT_LNK == DT_LNK && EXT2_DT_SOCK == DT_SOCK,
+	       "ext2_readdir types are Linux's DT_*");
 
 int ext2_mount_dev(void **fs, struct blockdev *bd, int read_only)
 {
@@ -15,7 +21,7 @@ int ext2_mount_dev(void **fs, struct blockdev *bd, int read_only)
 	int r = ext2_mount(&e, bd, read_only);
 	if (r)
 		return r;
-	ext2_set_clock(e, now_s);
+	ext2_set_clock(e, clock_wall_s);
 	*fs = e;
 	return 0;
 }

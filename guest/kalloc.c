@@ -4,6 +4,7 @@
  * use counts against guest memory like the program's own. */
 #include <string.h>
 #include "kernel.h"
+#include "linux_abi.h"
 
 #define MIN_SHIFT 5   /* 32 bytes */
 #define MAX_SHIFT 11  /* 2 KiB: larger requests take pages */
@@ -22,7 +23,7 @@ static int class_of(size_t size)
 
 static void *pages(size_t size)
 {
-	long a = mem_mmap(0, size, 3, 0x22); /* PROT_READ|WRITE, MAP_PRIVATE|ANONYMOUS: zeroed */
+	long a = mem_mmap(0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS); /* zeroed */
 	return a < 0 ? NULL : (void *)a;
 }
 

@@ -50,10 +50,12 @@ void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void panic(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void halt_exit(int status);
 
-/* clock.c */
+/* clock.c: times in nanoseconds (NSEC_PER_SEC: the guest's one definition) */
+#define NSEC_PER_SEC 1000000000L
 void clock_init(void);
 uint64_t clock_mono_ns(void);
 uint64_t clock_wall_ns(void);
+int64_t clock_wall_s(void); /* file timestamps */
 
 /* random.c */
 void random_init(const uint8_t seed[32]);

@@ -7,19 +7,12 @@
  * zeroing; pages never handed out are still zero from the host and are not
  * cleared again.  Protections are not enforced: the program shares the
  * kernel's privilege (mprotect succeeds and does nothing). */
+#include <errno.h>
 #include <string.h>
 #include "kernel.h"
+#include "linux_abi.h"
 
 #define MAX_PAGES (HUSK_RAM_MAX / PAGE_SIZE)
-#define EINVAL 22
-#define ENOMEM 12
-#define ENODEV 19
-
-#define MAP_SHARED 0x01
-#define MAP_PRIVATE 0x02
-#define MAP_FIXED 0x10
-#define MAP_ANONYMOUS 0x20
-#define MAP_FIXED_NOREPLACE 0x100000
 
 static uint64_t used[MAX_PAGES / 64];
 static uintptr_t lo, hi;       /* arena bounds */
@@ -146,7 +139,7 @@ long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
 		if (addr < lo || addr > hi - len)
 			return -ENOMEM;
 		if ((flags & MAP_FIXED_NOREPLACE) && !range_free(pg(addr), n))
-			return -17; /* EEXIST */
+			return -EEXIST;
 	} else {
 		addr = find_free(n);
 		if (!addr) {

@@ -2,13 +2,7 @@
  * envp, auxv, then the strings) at the top of RAM, and a jump to its entry. */
 #include <string.h>
 #include "kernel.h"
-
-enum {
-	AT_NULL = 0, AT_PHDR = 3, AT_PHENT = 4, AT_PHNUM = 5, AT_PAGESZ = 6, AT_BASE = 7,
-	AT_FLAGS = 8, AT_ENTRY = 9, AT_UID = 11, AT_EUID = 12, AT_GID = 13, AT_EGID = 14,
-	AT_PLATFORM = 15, AT_CLKTCK = 17, AT_SECURE = 23, AT_RANDOM = 25, AT_EXECFN = 31,
-	AT_SYSINFO = 32,
-};
+#include "linux_abi.h"
 
 static char *push_bytes(uintptr_t *sp, const void *p, size_t n)
 {

@@ -4,6 +4,8 @@
  * a KVM that emulates the guest. */
 #include <string.h>
 #include "kernel.h"
+#include "linux_abi.h"
+#include "linux_syscall.h"
 
 static int n, failed;
 
@@ -30,7 +32,7 @@ _Noreturn void selftest_run(void)
 	uint64_t t0 = clock_mono_ns(), w = clock_wall_ns();
 	for (volatile int i = 0; i < 1000; i++)
 		;
-	ok(clock_mono_ns() > t0 && w > 1600000000ull * 1000000000ull, "clock advances from the boot pair");
+	ok(clock_mono_ns() > t0 && w > 1600000000ull * NSEC_PER_SEC, "clock advances from the boot pair");
 
 	uint64_t a[2] = { 0, 0 }, b[2] = { 0, 0 };
 	random_fill(a, sizeof a), random_fill(b, sizeof b);
@@ -39,28 +41,28 @@ _Noreturn void selftest_run(void)
 	mem_init(HUSK_PROGRAM_MIN + PAGE_SIZE, boot.ram_size);
 	long br = mem_brk(0);
 	ok(mem_brk(br + 100000) == br + 100000 && ((char *)br)[99999] == 0, "brk grows");
-	long m = mem_mmap(0, 1 << 20, 3, 0x22);
+	long m = mem_mmap(0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
 	int zero = m > 0 && ((char *)m)[4096] == 0;
 	if (m > 0)
 		memset((void *)m, 0xaa, 1 << 20);
 	mem_munmap(m, 1 << 20);
-	long m2 = mem_mmap(m, 1 << 20, 3, 0x32); /* MAP_FIXED over the freed range */
+	long m2 = mem_mmap(m, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED); /* freed range */
 	ok(zero && m2 == m && ((char *)m2)[100] == 0, "mmap, munmap, mmap again returns zeroed memory");
 
 	trap_expect = 1;
 	__asm__ volatile("ud2");
 	ok(trap_seen == 1, "#UD is delivered through the IDT and returns");
 
-	ok(raw_syscall(39, 0) == 1, "syscall instruction: getpid");
+	ok(raw_syscall(SYS_getpid, 0) == 1, "syscall instruction: getpid");
 	char *u = (char *)m2; /* system calls take the program's memory, not the kernel's */
-	ok(raw_syscall(63, (long)u) == 0 && !strcmp(u, "Linux"), "syscall instruction: uname");
-	ok(syscall_dispatch(39, 0, 0, 0, 0, 0, 0) == 1, "fast entry: getpid");
+	ok(raw_syscall(SYS_uname, (long)u) == 0 && !strcmp(u, "Linux"), "syscall instruction: uname");
+	ok(syscall_dispatch(SYS_getpid, 0, 0, 0, 0, 0, 0) == 1, "fast entry: getpid");
 	uint64_t t1 = clock_mono_ns();
 	for (int i = 0; i < 1000; i++)
-		raw_syscall(39, 0);
+		raw_syscall(SYS_getpid, 0);
 	uint64_t t2 = clock_mono_ns();
 	for (int i = 0; i < 1000; i++)
-		syscall_dispatch(39, 0, 0, 0, 0, 0, 0);
+		syscall_dispatch(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	kprintf("# syscall instruction %lu ns, fast entry %lu ns per call\n",
 		(unsigned long)(t2 - t1) / 1000, (unsigned long)(clock_mono_ns() - t2) / 1000);
 	halt_exit(failed ? 1 : 0);

@@ -3,34 +3,8 @@
 #include <string.h>
 #include "file.h"
 #include "kernel.h"
+#include "linux_abi.h"
 #include "sys_fs.h"
-
-#define AT_FDCWD (-100)
-#define AT_SYMLINK_NOFOLLOW 0x100
-#define AT_REMOVEDIR 0x200
-#define AT_SYMLINK_FOLLOW 0x400
-#define AT_EMPTY_PATH 0x1000
-#define O_ACCMODE 3
-#define O_WRONLY 1
-#define O_RDWR 2
-#define O_CREAT 0100
-#define O_EXCL 0200
-#define O_TRUNC 01000
-#define O_APPEND 02000
-#define O_DIRECTORY 0200000
-#define O_NOFOLLOW 0400000
-#define O_CLOEXEC 02000000
-#define O_PATH 010000000
-#define O_TMPFILE_DIR 020000000
-#define S_IFMT 0170000
-#define S_IFREG 0100000
-#define S_IFDIR 0040000
-#define S_IFLNK 0120000
-#define S_IFCHR 0020000
-#define SEEK_SET 0
-#define SEEK_CUR 1
-#define SEEK_END 2
-#define RENAME_NOREPLACE 1
 
 static char cwd[PATH_MAX] = "/";
 static uint32_t umask_bits = 022;
@@ -113,7 +87,7 @@ long sys_openat(long dirfd, const char *upath, long flags, long mode)
 		return -EROFS; /* creating in /, /data or /dev */
 	if (r)
 		return r;
-	if ((flags & O_TMPFILE_DIR) && !(flags & O_DIRECTORY))
+	if ((flags & O_TMPFILE) == (O_TMPFILE & ~O_DIRECTORY)) /* O_TMPFILE's bit without O_DIRECTORY */
 		return -EOPNOTSUPP;
 	int acc = flags & O_ACCMODE, wants_write = acc == O_WRONLY || acc == O_RDWR || (flags & O_TRUNC);
 	struct fs_stat st;
@@ -146,7 +120,7 @@ long sys_openat(long dirfd, const char *upath, long flags, long mode)
 	struct file *f = file_new(n->kind == NODE_FS ? FILE_FS : n->kind == NODE_DEV ? FILE_DEV : FILE_SYNTH);
 	if (!f)
 		return -ENOMEM;
-	f->flags = flags & (O_ACCMODE | O_APPEND | 04000 | O_PATH);
+	f->flags = flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_PATH);
 	f->m = n->m, f->ino = n->ino, f->dev = n->dev, f->is_dir = type == S_IFDIR;
 	file_track(f);
 	if (f->is_dir) {
@@ -201,7 +175,7 @@ long sys_dup(long fd, long min, int cloexec)
 static long file_io(struct file *f, void *buf, size_t len, uint64_t *pos, int writing)
 {
 	int acc = f->flags & O_ACCMODE;
-	if (writing ? acc == 0 : acc == O_WRONLY)
+	if (writing ? acc == O_RDONLY : acc == O_WRONLY)
 		return -EBADF;
 	if (f->is_dir || f->kind == FILE_SYNTH)
 		return -EISDIR;
@@ -340,7 +314,7 @@ static int file_stat(struct file *f, struct fs_stat *st, int *dev)
 	case FILE_FS:
 		return f->m->ops->stat(f->m->fs, f->ino, st);
 	case FILE_CONSOLE:
-		st->mode = (boot.tty[f->dev] ? S_IFCHR : 0010000 /* FIFO */) | 0620;
+		st->mode = (boot.tty[f->dev] ? S_IFCHR : S_IFIFO) | 0620;
 		break;
 	case FILE_DEV:
 		st->mode = S_IFCHR | 0666;
@@ -383,9 +357,9 @@ long sys_faccessat(long dirfd, const char *upath, long amode, long flags)
 		r = vfs_stat(n, &st);
 	if (r)
 		return r;
-	if ((amode & 2) && n->kind != NODE_DEV && (r = writable(n)))
+	if ((amode & W_OK) && n->kind != NODE_DEV && (r = writable(n)))
 		return r;
-	if ((amode & 1) && !(st.mode & 0111) && (st.mode & S_IFMT) != S_IFDIR)
+	if ((amode & X_OK) && !(st.mode & 0111) && (st.mode & S_IFMT) != S_IFDIR)
 		return -EACCES; /* root may execute anything with an x bit */
 	return 0;
 }
@@ -463,7 +437,7 @@ long sys_unlinkat(long dirfd, const char *upath, long flags)
 	if (!n->ino)
 		return -ENOENT;
 	if (!n->dir)
-		return -EBUSY_ROOT;
+		return -EBUSY; /* a mount point itself */
 	if (flags & AT_REMOVEDIR)
 		return n->m->ops->rmdir(n->m->fs, n->dir, n->name, n->name_len);
 	struct fs_stat st;
@@ -490,7 +464,7 @@ long sys_renameat2(long olddirfd, const char *oldp, long newdirfd, const char *n
 	if (!from.ino)
 		return -ENOENT;
 	if (!from.dir || !to->dir)
-		return -EBUSY_ROOT;
+		return -EBUSY; /* a mount point itself */
 	if (from.m != to->m)
 		return -EXDEV;
 	if ((flags & RENAME_NOREPLACE) && to->ino)
@@ -626,11 +600,11 @@ long sys_utimensat(long dirfd, const char *upath, const int64_t *ts, long flags)
 		return -EROFS;
 	if (ts && !user_ok(ts, 32))
 		return -EFAULT;
-	int64_t now = (int64_t)(clock_wall_ns() / 1000000000);
+	int64_t now = clock_wall_s();
 	int64_t t[2];
 	for (int i = 0; i < 2; i++) {
-		long nsec = ts ? ts[2 * i + 1] : 0x3fffffff; /* UTIME_NOW */
-		t[i] = nsec == 0x3fffffffl ? now : nsec == 0x3ffffffel ? -1 : ts[2 * i];
+		long nsec = ts ? ts[2 * i + 1] : UTIME_NOW;
+		t[i] = nsec == UTIME_NOW ? now : nsec == UTIME_OMIT ? -1 : ts[2 * i];
 	}
 	return m->ops->set_times(m->fs, ino, t[0], t[1]);
 }
@@ -714,22 +688,22 @@ long sys_fcntl(long fd, long cmd, long arg)
 	if (!f)
 		return -EBADF;
 	switch (cmd) {
-	case 0: return sys_dup(fd, arg, 0);          /* F_DUPFD */
-	case 1030: return sys_dup(fd, arg, 1);       /* F_DUPFD_CLOEXEC */
-	case 1: return fd_cloexec(fd, -1);           /* F_GETFD */
-	case 2: return fd_cloexec(fd, arg & 1);      /* F_SETFD */
-	case 3: return f->flags;                     /* F_GETFL */
-	case 4:                                      /* F_SETFL: O_APPEND, O_NONBLOCK */
-		f->flags = (f->flags & ~(O_APPEND | 04000)) | (arg & (O_APPEND | 04000));
+	case F_DUPFD: return sys_dup(fd, arg, 0);
+	case F_DUPFD_CLOEXEC: return sys_dup(fd, arg, 1);
+	case F_GETFD: return fd_cloexec(fd, -1);
+	case F_SETFD: return fd_cloexec(fd, arg & FD_CLOEXEC);
+	case F_GETFL: return f->flags;
+	case F_SETFL: /* only these two can change */
+		f->flags = (f->flags & ~(O_APPEND | O_NONBLOCK)) | (arg & (O_APPEND | O_NONBLOCK));
 		return 0;
-	case 5: {                                    /* F_GETLK: one process, nothing conflicts */
-		short *lk = (short *)arg;
+	case F_GETLK: { /* one process: nothing conflicts */
+		short *lk = (short *)arg; /* struct flock, l_type first */
 		if (!user_ok(lk, 32))
 			return -EFAULT;
-		lk[0] = 2; /* F_UNLCK */
+		lk[0] = F_UNLCK;
 		return 0;
 	}
-	case 6: case 7: return 0;                    /* F_SETLK, F_SETLKW */
+	case F_SETLK: case F_SETLKW: return 0;
 	}
 	return -EINVAL;
 }
@@ -740,9 +714,9 @@ long sys_ioctl(long fd, unsigned long req, void *arg)
 	if (!f)
 		return -EBADF;
 	switch (req) {
-	case 0x5451: return fd_cloexec(fd, 1) < 0 ? -EBADF : 0; /* FIOCLEX */
-	case 0x5450: return fd_cloexec(fd, 0) < 0 ? -EBADF : 0; /* FIONCLEX */
-	case 0x5413:                                           /* TIOCGWINSZ */
+	case FIOCLEX: return fd_cloexec(fd, 1) < 0 ? -EBADF : 0;
+	case FIONCLEX: return fd_cloexec(fd, 0) < 0 ? -EBADF : 0;
+	case TIOCGWINSZ:
 		if (f->kind != FILE_CONSOLE || !boot.tty[f->dev])
 			return -ENOTTY;
 		if (!user_ok(arg, 8))
@@ -767,10 +741,10 @@ static long fill_statfs(struct mount *m, struct kstatfs *s)
 	memset(s, 0, sizeof *s);
 	s->bsize = s->frsize = 4096, s->namelen = NAME_MAX;
 	if (m) {
-		s->type = m->ops == &tmpfs_ops ? 0x01021994 : 0xef53;
+		s->type = m->ops == &tmpfs_ops ? TMPFS_MAGIC : EXT2_SUPER_MAGIC;
 		s->bfree = s->bavail = m->ops->free_bytes(m->fs) / 4096;
 		s->blocks = s->bfree; /* total is not tracked; free space is what callers use */
-		s->flags = m->read_only ? 1 : 0; /* ST_RDONLY */
+		s->flags = m->read_only ? ST_RDONLY : 0;
 		s->fsid[0] = m->index;
 	}
 	return 0;
@@ -797,11 +771,11 @@ long sys_mmap_file(uintptr_t addr, size_t len, long prot, long flags, long fd, l
 		return -EBADF;
 	if (f->kind != FILE_FS || f->is_dir)
 		return -ENODEV;
-	if ((flags & 1) && (prot & 2)) /* MAP_SHARED writable: changes could not reach the file */
+	if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) /* changes could not reach the file */
 		return -ENODEV;
-	if (off < 0 || (off & 4095))
+	if (off < 0 || (off & (PAGE_SIZE - 1)))
 		return -EINVAL;
-	long a = mem_mmap(addr, len, prot, (flags & ~1) | 0x22);
+	long a = mem_mmap(addr, len, prot, (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS);
 	if (a < 0)
 		return a;
 	long n = f->m->ops->read(f->m->fs, f->ino, off, (void *)a, len);

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include "kernel.h"
 
-#define EBUSY_ROOT 16 /* EBUSY: a mount point itself */
 struct kstat;
 struct kstatfs;
 

@@ -9,38 +9,14 @@
 #include "kernel.h"
 #include "file.h"
 #include "sys_fs.h"
-
-
-enum {
-	SYS_read = 0, SYS_write = 1, SYS_open = 2, SYS_close = 3, SYS_stat = 4, SYS_fstat = 5,
-	SYS_lstat = 6, SYS_lseek = 8, SYS_mmap = 9, SYS_mprotect = 10, SYS_munmap = 11, SYS_brk = 12,
-	SYS_rt_sigaction = 13, SYS_rt_sigprocmask = 14, SYS_ioctl = 16, SYS_pread64 = 17,
-	SYS_pwrite64 = 18, SYS_readv = 19, SYS_writev = 20, SYS_access = 21, SYS_madvise = 28,
-	SYS_dup = 32, SYS_dup2 = 33, SYS_getpid = 39, SYS_exit = 60, SYS_uname = 63, SYS_fcntl = 72,
-	SYS_flock = 73, SYS_fsync = 74, SYS_fdatasync = 75, SYS_truncate = 76, SYS_ftruncate = 77,
-	SYS_getcwd = 79, SYS_chdir = 80, SYS_fchdir = 81, SYS_rename = 82, SYS_mkdir = 83,
-	SYS_rmdir = 84, SYS_creat = 85, SYS_link = 86, SYS_unlink = 87, SYS_symlink = 88,
-	SYS_readlink = 89, SYS_chmod = 90, SYS_fchmod = 91, SYS_chown = 92, SYS_fchown = 93,
-	SYS_lchown = 94, SYS_umask = 95, SYS_gettimeofday = 96, SYS_getuid = 102, SYS_getgid = 104,
-	SYS_geteuid = 107, SYS_getegid = 108, SYS_getppid = 110, SYS_statfs = 137, SYS_fstatfs = 138,
-	SYS_arch_prctl = 158, SYS_sync = 162, SYS_gettid = 186, SYS_time = 201, SYS_getdents64 = 217,
-	SYS_set_tid_address = 218, SYS_fadvise64 = 221, SYS_clock_gettime = 228, SYS_clock_getres = 229,
-	SYS_exit_group = 231, SYS_openat = 257, SYS_mkdirat = 258, SYS_fchownat = 260,
-	SYS_newfstatat = 262, SYS_unlinkat = 263, SYS_renameat = 264, SYS_linkat = 265,
-	SYS_symlinkat = 266, SYS_readlinkat = 267, SYS_fchmodat = 268, SYS_faccessat = 269,
-	SYS_utimensat = 280, SYS_dup3 = 292, SYS_syncfs = 306, SYS_renameat2 = 316,
-	SYS_getrandom = 318, SYS_getrlimit = 97, SYS_setrlimit = 160, SYS_prlimit64 = 302, SYS_faccessat2 = 439, SYS_nanosleep = 35, SYS_clock_nanosleep = 230, SYS_socket = 41, SYS_socketpair = 53, SYS_kill = 62, SYS_tkill = 200, SYS_tgkill = 234,
-};
-
-#define AT_FDCWD (-100)
-#define ARCH_SET_FS 0x1002
-#define ARCH_GET_FS 0x1003
+#include "linux_abi.h"
+#include "linux_syscall.h"
 
 struct timespec_k { long sec, nsec; };
 struct sigaction_k { uint64_t handler, flags, restorer, mask; };
 
 static uint64_t fs_base;
-static struct sigaction_k sigactions[65]; /* recorded; signals are never delivered */
+static struct sigaction_k sigactions[_NSIG]; /* recorded; signals are never delivered */
 static uint64_t sigmask;
 
 static long sys_uname(char *u)
@@ -70,24 +46,37 @@ static long sys_arch_prctl(long code, uint64_t addr)
 	return -EINVAL;
 }
 
+static int clock_valid(long clk)
+{
+	return clk >= CLOCK_REALTIME && clk <= CLOCK_BOOTTIME_ALARM;
+}
+
+/* The CPU-time clocks: the VM runs only this program, so they count from boot. */
+static int clock_is_cpu(long clk)
+{
+	return clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
+}
+
+static int clock_is_wall(long clk)
+{
+	return clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_COARSE || clk == CLOCK_REALTIME_ALARM;
+}
+
 static long sys_clock_gettime(long clk, struct timespec_k *ts)
 {
-	uint64_t ns;
-	switch (clk) {
-	case 0: case 5: case 8: ns = clock_wall_ns(); break;    /* REALTIME, _COARSE, _ALARM */
-	case 1: case 4: case 6: case 7: case 9: ns = clock_mono_ns(); break;
-	case 2: case 3: ns = clock_mono_ns() - boot.mono_ns; break; /* the VM runs only this program */
-	default: return -EINVAL;
-	}
+	if (!clock_valid(clk))
+		return -EINVAL;
+	uint64_t ns = clock_is_wall(clk) ? clock_wall_ns()
+		      : clock_is_cpu(clk) ? clock_mono_ns() - boot.mono_ns : clock_mono_ns();
 	if (!user_ok(ts, sizeof *ts))
 		return -EFAULT;
-	ts->sec = ns / 1000000000, ts->nsec = ns % 1000000000;
+	ts->sec = ns / NSEC_PER_SEC, ts->nsec = ns % NSEC_PER_SEC;
 	return 0;
 }
 
 static long sys_clock_getres(long clk, struct timespec_k *ts)
 {
-	if (clk < 0 || clk > 9)
+	if (!clock_valid(clk))
 		return -EINVAL;
 	if (ts) {
 		if (!user_ok(ts, sizeof *ts))
@@ -103,14 +92,14 @@ static long sys_gettimeofday(long *tv)
 	if (tv) {
 		if (!user_ok(tv, 16))
 			return -EFAULT;
-		tv[0] = ns / 1000000000, tv[1] = ns % 1000000000 / 1000;
+		tv[0] = ns / NSEC_PER_SEC, tv[1] = ns % NSEC_PER_SEC / 1000;
 	}
 	return 0;
 }
 
 static long sys_time(long *t)
 {
-	long s = clock_wall_ns() / 1000000000;
+	long s = clock_wall_ns() / NSEC_PER_SEC;
 	if (t) {
 		if (!user_ok(t, 8))
 			return -EFAULT;
@@ -126,16 +115,18 @@ static long sys_time(long *t)
 static long sys_kill_self(long pid, long sig)
 {
 	if (pid != 1 && pid != 0)
-		return -3; /* ESRCH: no other process (kill(-1) spares the caller) */
-	if (sig < 0 || sig > 64)
+		return -ESRCH; /* no other process (kill(-1) spares the caller) */
+	if (sig < 0 || sig >= _NSIG)
 		return -EINVAL;
 	if (!sig)
 		return 0;
-	static const uint64_t ignored_by_default = 1ull << 17 | 1ull << 23 | 1ull << 28 | 1ull << 18; /* CHLD URG WINCH CONT */
+	static const uint64_t ignored_by_default = 1ull << SIGCHLD | 1ull << SIGURG | 1ull << SIGWINCH | 1ull << SIGCONT;
 	uint64_t handler = sigactions[sig].handler;
-	if (sig != 9 && sig != 19 && (handler == 1 /* SIG_IGN */ || (!handler && (ignored_by_default >> sig & 1))))
+	int catchable = sig != SIGKILL && sig != SIGSTOP;
+	int dfl = handler == (uintptr_t)SIG_DFL;
+	if (catchable && (handler == (uintptr_t)SIG_IGN || (dfl && (ignored_by_default >> sig & 1))))
 		return 0;
-	if (sig != 9 && sig != 19 && handler > 1)
+	if (catchable && handler > (uintptr_t)SIG_IGN)
 		return -ENOSYS; /* a handler that cannot be run: say so rather than pretend */
 	volatile struct husk_fault *r = &REPORT->fault;
 	r->vector = HUSK_FAULT_SIGNAL, r->error = 0, r->rip = 0, r->addr = 0, r->signal = sig;
@@ -145,9 +136,9 @@ static long sys_kill_self(long pid, long sig)
 }
 
 /* Sleeping is the host's job: one exit, no guest CPU spent. */
-static long sleep_until(int64_t deadline_ns, int clk)
+static long sleep_until(int64_t deadline_ns, int wall)
 {
-	uint64_t now = clk == 0 ? clock_wall_ns() : clock_mono_ns();
+	uint64_t now = wall ? clock_wall_ns() : clock_mono_ns();
 	if ((int64_t)now < deadline_ns) {
 		REPORT->sleep_ns = deadline_ns - now;
 		outl(HUSK_PORT_SLEEP, 0);
@@ -158,16 +149,19 @@ static long sleep_until(int64_t deadline_ns, int clk)
 static long sys_clock_nanosleep(long clk, long flags, const struct timespec_k *req, struct timespec_k *rem)
 {
 	(void)rem; /* never interrupted: no signals are delivered */
-	if (clk < 0 || clk > 9 || clk == 2 || clk == 3)
-		return clk == 2 || clk == 3 ? -EOPNOTSUPP : -EINVAL;
+	if (clock_is_cpu(clk))
+		return -EOPNOTSUPP;
+	if (!clock_valid(clk))
+		return -EINVAL;
 	if (!user_ok(req, sizeof *req))
 		return -EFAULT;
-	if (req->sec < 0 || req->nsec < 0 || req->nsec >= 1000000000)
+	if (req->sec < 0 || req->nsec < 0 || req->nsec >= NSEC_PER_SEC)
 		return -EINVAL;
-	int64_t ns = req->sec > 9000000000ll ? INT64_MAX : req->sec * 1000000000 + req->nsec;
-	int64_t now = clk == 0 || clk == 5 || clk == 8 ? clock_wall_ns() : clock_mono_ns();
-	int64_t deadline = flags & 1 ? ns : (ns > INT64_MAX - now ? INT64_MAX : now + ns);
-	return sleep_until(deadline, clk == 0 || clk == 5 || clk == 8 ? 0 : 1);
+	int64_t ns = req->sec > 9000000000ll ? INT64_MAX : req->sec * NSEC_PER_SEC + req->nsec;
+	int wall = clock_is_wall(clk);
+	int64_t now = wall ? clock_wall_ns() : clock_mono_ns();
+	int64_t deadline = flags & TIMER_ABSTIME ? ns : (ns > INT64_MAX - now ? INT64_MAX : now + ns);
+	return sleep_until(deadline, wall);
 }
 
 static long sys_getrandom(void *buf, size_t len)
@@ -182,7 +176,9 @@ static long sys_getrandom(void *buf, size_t len)
 
 static long sys_rt_sigaction(long sig, const struct sigaction_k *act, struct sigaction_k *old, size_t size)
 {
-	if (sig < 1 || sig > 64 || sig == 9 || sig == 19 || size != 8)
+	if (sig < 1 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
+		return -EINVAL;
+	if (size != sizeof(uint64_t)) /* the kernel's sigset_t: one bit per signal */
 		return -EINVAL;
 	if ((act && !user_ok(act, sizeof *act)) || (old && !user_ok(old, sizeof *old)))
 		return -EFAULT;
@@ -195,14 +191,14 @@ static long sys_rt_sigaction(long sig, const struct sigaction_k *act, struct sig
 
 static long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, size_t size)
 {
-	if (size != 8 || how < 0 || how > 2)
+	if (size != sizeof(uint64_t) || how < SIG_BLOCK || how > SIG_SETMASK)
 		return -EINVAL;
 	if ((set && !user_ok(set, 8)) || (old && !user_ok(old, 8)))
 		return -EFAULT;
 	if (old)
 		*old = sigmask;
 	if (set)
-		sigmask = how == 0 ? sigmask | *set : how == 1 ? sigmask & ~*set : *set;
+		sigmask = how == SIG_BLOCK ? sigmask | *set : how == SIG_UNBLOCK ? sigmask & ~*set : *set;
 	return 0;
 }
 
@@ -210,17 +206,16 @@ static long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, siz
  * rest are fixed facts of the VM, reported as they are and not changed. */
 static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t *old)
 {
-	enum { RLIMIT_STACK = 3, RLIMIT_CORE = 4, RLIMIT_NPROC = 6, RLIMIT_NOFILE = 7, NLIMITS = 16 };
 	if (pid != 0 && pid != 1)
 		return -ESRCH;
-	if (resource < 0 || resource >= NLIMITS)
+	if (resource < 0 || resource >= RLIM_NLIMITS)
 		return -EINVAL;
 	if ((want && !user_ok(want, 16)) || (old && !user_ok(old, 16)))
 		return -EFAULT;
 	if (resource == RLIMIT_NOFILE)
 		return fd_rlimit(want, old);
 	uint64_t v = resource == RLIMIT_STACK ? HUSK_STACK_SIZE : resource == RLIMIT_CORE ? 0
-		   : resource == RLIMIT_NPROC ? 1 : ~0ull;
+		   : resource == RLIMIT_NPROC ? 1 : RLIM_INFINITY;
 	uint64_t cur[2] = { v, v };
 	if (want && (want[0] != v || want[1] != v))
 		return -EPERM;
@@ -239,7 +234,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_readv: return sys_rwv(a1, (const struct kiovec *)a2, a3, 0);
 	case SYS_writev: return sys_rwv(a1, (const struct kiovec *)a2, a3, 1);
 	case SYS_open: return sys_openat(AT_FDCWD, (const char *)a1, a2, a3);
-	case SYS_creat: return sys_openat(AT_FDCWD, (const char *)a1, 01101, a2);
+	case SYS_creat: return sys_openat(AT_FDCWD, (const char *)a1, O_CREAT | O_WRONLY | O_TRUNC, a2);
 	case SYS_openat: return sys_openat(a1, (const char *)a2, a3, a4);
 	case SYS_close: return sys_close(a1);
 	case SYS_dup: return sys_dup(a1, 0, 0);
@@ -247,7 +242,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_dup3: return sys_dup3(a1, a2, a3, 0);
 	case SYS_lseek: return sys_lseek(a1, a2, a3);
 	case SYS_stat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, 0);
-	case SYS_lstat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, 0x100);
+	case SYS_lstat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, AT_SYMLINK_NOFOLLOW);
 	case SYS_fstat: return sys_fstat(a1, (void *)a2);
 	case SYS_newfstatat: return sys_fstatat(a1, (const char *)a2, (void *)a3, a4);
 	case SYS_access: return sys_faccessat(AT_FDCWD, (const char *)a1, a2, 0);
@@ -256,7 +251,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_getdents64: return sys_getdents64(a1, (void *)a2, a3);
 	case SYS_mkdir: return sys_mkdirat(AT_FDCWD, (const char *)a1, a2);
 	case SYS_mkdirat: return sys_mkdirat(a1, (const char *)a2, a3);
-	case SYS_rmdir: return sys_unlinkat(AT_FDCWD, (const char *)a1, 0x200);
+	case SYS_rmdir: return sys_unlinkat(AT_FDCWD, (const char *)a1, AT_REMOVEDIR);
 	case SYS_unlink: return sys_unlinkat(AT_FDCWD, (const char *)a1, 0);
 	case SYS_unlinkat: return sys_unlinkat(a1, (const char *)a2, a3);
 	case SYS_rename: return sys_renameat2(AT_FDCWD, (const char *)a1, AT_FDCWD, (const char *)a2, 0);
@@ -277,14 +272,14 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_fchmodat: return sys_fchmodat(a1, (const char *)a2, a3);
 	case SYS_fchmod: return sys_fchmod(a1, a2);
 	case SYS_chown: case SYS_lchown: return sys_chown(AT_FDCWD, (const char *)a1, a2, a3, nr == SYS_chown);
-	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & 0x100));
+	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & AT_SYMLINK_NOFOLLOW));
 	case SYS_fchown: return sys_fchown(a1, a2, a3);
 	case SYS_kill: return sys_kill_self(a1, a2);
 	case SYS_tkill: return sys_kill_self(a1, a2);
 	case SYS_tgkill: return sys_kill_self(a1 == a2 ? a1 : 2, a3);
 	case SYS_socket: case SYS_socketpair:
-		return -97; /* EAFNOSUPPORT: there is no network in the guest */
-	case SYS_nanosleep: return sys_clock_nanosleep(1, 0, (void *)a1, (void *)a2);
+		return -EAFNOSUPPORT; /* there is no network in the guest */
+	case SYS_nanosleep: return sys_clock_nanosleep(CLOCK_MONOTONIC, 0, (void *)a1, (void *)a2);
 	case SYS_clock_nanosleep: return sys_clock_nanosleep(a1, a2, (void *)a3, (void *)a4);
 	case SYS_umask: return sys_umask(a1);
 	case SYS_getcwd: return sys_getcwd((char *)a1, a2);
@@ -297,7 +292,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_statfs: return sys_statfs((const char *)a1, (void *)a2);
 	case SYS_fstatfs: return sys_fstatfs(a1, (void *)a2);
 	case SYS_mmap:
-		if (!(a4 & 0x20))
+		if (!(a4 & MAP_ANONYMOUS))
 			return sys_mmap_file(a1, a2, a3, a4, a5, a6);
 		return mem_mmap(a1, a2, a3, a4);
 	case SYS_munmap: return mem_munmap(a1, a2);

@@ -3,12 +3,9 @@
 #include <errno.h>
 #include <string.h>
 #include "kernel.h"
+#include "linux_abi.h"
 #include "vfs.h"
 
-#define S_IFMT 0170000
-#define S_IFDIR 0040000
-#define S_IFREG 0100000
-#define S_IFLNK 0120000
 #define MAX_FILE (1ull << 40)
 
 struct dent {
@@ -32,11 +29,6 @@ struct tmpfs {
 	struct tnode **nodes; /* by inode number; 1 is the root */
 	uint32_t n;
 };
-
-static int64_t now(void)
-{
-	return (int64_t)(clock_wall_ns() / 1000000000);
-}
 
 static struct tnode *get(struct tmpfs *t, uint32_t ino)
 {
@@ -63,7 +55,7 @@ static uint32_t new_node(struct tmpfs *t, uint32_t mode)
 	if (!x)
 		return 0;
 	x->mode = mode, x->nlink = 1;
-	x->atime = x->mtime = x->ctime = now();
+	x->atime = x->mtime = x->ctime = clock_wall_s();
 	t->nodes[ino] = x;
 	return ino;
 }
@@ -156,7 +148,7 @@ static long t_read(void *fs, uint32_t ino, uint64_t off, void *buf, size_t len)
 			memset((char *)buf + done, 0, k);
 		done += k;
 	}
-	x->atime = now();
+	x->atime = clock_wall_s();
 	return len;
 }
 
@@ -200,7 +192,7 @@ static long t_write(void *fs, uint32_t ino, uint64_t off, const void *buf, size_
 	}
 	if (off + done > x->size)
 		x->size = off + done;
-	x->mtime = x->ctime = now();
+	x->mtime = x->ctime = clock_wall_s();
 	return done ? (long)done : -ENOSPC;
 }
 
@@ -218,7 +210,7 @@ static int t_truncate(void *fs, uint32_t ino, uint64_t size)
 			memset(x->pages[keep - 1] + size % PAGE_SIZE, 0, PAGE_SIZE - size % PAGE_SIZE);
 	}
 	x->size = size;
-	x->mtime = x->ctime = now();
+	x->mtime = x->ctime = clock_wall_s();
 	return 0;
 }
 
@@ -242,7 +234,7 @@ static int add_entry(struct tnode *d, const char *name, size_t len, uint32_t ino
 		return -ENOSPC;
 	memcpy(copy, name, len);
 	d->ents[d->nents++] = (struct dent){ copy, (uint16_t)len, ino };
-	d->mtime = d->ctime = now();
+	d->mtime = d->ctime = clock_wall_s();
 	return 0;
 }
 
@@ -250,7 +242,7 @@ static void remove_entry(struct tnode *d, struct dent *e)
 {
 	kfree(e->name, e->len + 1);
 	*e = d->ents[--d->nents];
-	d->mtime = d->ctime = now();
+	d->mtime = d->ctime = clock_wall_s();
 }
 
 static int t_create(void *fs, uint32_t dir, const char *name, size_t len, uint32_t mode, uint32_t *ino)
@@ -397,7 +389,7 @@ static int t_rename(void *fs, uint32_t odir, const char *on, size_t ol, uint32_t
 		od->nlink--, nd->nlink++;
 		x->parent = ndir;
 	}
-	x->ctime = now();
+	x->ctime = clock_wall_s();
 	return 0;
 }
 
@@ -407,7 +399,7 @@ static int t_readdir(void *fs, uint32_t dir, uint64_t *pos, struct fs_dirent *ou
 	if (!d || (d->mode & S_IFMT) != S_IFDIR)
 		return -ENOTDIR;
 	if (*pos < 2) {
-		out->ino = *pos ? d->parent : dir, out->type = 4, out->name_len = (uint16_t)(*pos + 1);
+		out->ino = *pos ? d->parent : dir, out->type = DT_DIR, out->name_len = (uint16_t)(*pos + 1);
 		memcpy(out->name, "..", out->name_len);
 		out->name[out->name_len] = 0;
 		(*pos)++;
@@ -419,7 +411,7 @@ static int t_readdir(void *fs, uint32_t dir, uint64_t *pos, struct fs_dirent *ou
 	struct tnode *x = get(fs, e->ino);
 	uint32_t type = x->mode & S_IFMT;
 	out->ino = e->ino, out->name_len = e->len;
-	out->type = type == S_IFDIR ? 4 : type == S_IFLNK ? 10 : 8;
+	out->type = type == S_IFDIR ? DT_DIR : type == S_IFLNK ? DT_LNK : DT_REG;
 	memcpy(out->name, e->name, e->len);
 	out->name[e->len] = 0;
 	(*pos)++;
@@ -435,7 +427,7 @@ static int t_set_times(void *fs, uint32_t ino, int64_t a, int64_t m)
 		x->atime = a;
 	if (m >= 0)
 		x->mtime = m;
-	x->ctime = now();
+	x->ctime = clock_wall_s();
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * signal Linux would deliver; a fault in the kernel is a panic. */
 #include "cpu.h"
 #include "kernel.h"
+#include "linux_abi.h"
 
 struct trap_frame {
 	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
@@ -13,12 +14,6 @@ extern char trap_stubs[], __kernel_text_start[], __kernel_text_end[];
 static uint64_t idt[64] __attribute__((aligned(16)));
 volatile int trap_expect;
 volatile unsigned long trap_seen;
-
-#define SIGILL 4
-#define SIGTRAP 5
-#define SIGBUS 7
-#define SIGFPE 8
-#define SIGSEGV 11
 
 static const unsigned char signal_of[32] = {
 	[0] = SIGFPE, [1] = SIGTRAP, [3] = SIGTRAP, [4] = SIGSEGV, [5] = SIGSEGV,

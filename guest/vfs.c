@@ -1,16 +1,11 @@
 /* Mount table and path lookup. */
+#include <errno.h>
 #include <string.h>
 #include "fs/blockdev.h"
 #include "kernel.h"
+#include "linux_abi.h"
 #include "vfs.h"
 
-enum { ENOENT = 2, EIO = 5, ENOMEM = 12, ENOTDIR = 20, ENAMETOOLONG = 36, ELOOP = 40 };
-#define S_IFMT 0170000
-#define S_IFDIR 0040000
-#define S_IFLNK 0120000
-#define S_IFCHR 0020000
-#define DT_DIR 4
-#define DT_CHR 2
 #define MAX_LINKS 40
 
 static struct mount mounts[MAX_DISKS + 1];
@@ -222,7 +217,7 @@ int vfs_stat(const struct node *n, struct fs_stat *st)
 	st->nlink = 1;
 	st->ino = 1;
 	st->mode = n->kind == NODE_DEV ? S_IFCHR | 0666 : S_IFDIR | 0555;
-	st->mtime = st->atime = st->ctime = (int64_t)(boot.wall_ns / 1000000000);
+	st->mtime = st->atime = st->ctime = (int64_t)(boot.wall_ns / NSEC_PER_SEC);
 	return 0;
 }
 

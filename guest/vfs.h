@@ -3,11 +3,9 @@
  * device nodes in /dev.  Path lookup follows symlinks (40 at most). */
 #ifndef GUEST_VFS_H
 #define GUEST_VFS_H
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define PATH_MAX 4096
-#define NAME_MAX 255
 
 struct fs_stat {
 	uint32_t ino, mode, nlink, uid, gid;

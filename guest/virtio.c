@@ -1,4 +1,5 @@
 /* virtio-mmio driver core (virtio 1.x, 3.1.1 driver initialization). */
+#include <errno.h>
 #include "cpu.h"
 #include "kernel.h"
 #include "virtio.h"
@@ -13,7 +14,7 @@ int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t wa
 	w(d, VIRTIO_MMIO_STATUS, st);
 	w(d, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
 	if (!(r(d, VIRTIO_MMIO_DEVICE_FEATURES) & 1u << (VIRTIO_F_VERSION_1 - 32)))
-		return -19; /* ENODEV: not a virtio 1.x device */
+		return -ENODEV; /* not a virtio 1.x device */
 	/* Driver features start at 0 after reset: write only what we take.  Each
 	 * register access is an exit, so feature bits 0-31 are read only when
 	 * the driver wants any. */
@@ -26,12 +27,12 @@ int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t wa
 	st |= VIRTIO_STATUS_FEATURES_OK;
 	w(d, VIRTIO_MMIO_STATUS, st);
 	if (!(r(d, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK))
-		return -19;
+		return -ENODEV;
 	for (int i = 0; i < nqueues; i++) {
 		struct virtq *q = &qs[i];
 		w(d, VIRTIO_MMIO_QUEUE_SEL, q->index);
 		if (r(d, VIRTIO_MMIO_QUEUE_NUM_MAX) < VQ_SIZE)
-			return -19;
+			return -ENODEV;
 		w(d, VIRTIO_MMIO_QUEUE_NUM, VQ_SIZE);
 		/* All of RAM is below 4 GiB, and the high halves reset to 0. */
 		w(d, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(uintptr_t)q->desc);

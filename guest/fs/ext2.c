@@ -23,55 +23,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+/* The guest's errno list, by path: the unit tests build this file on the
+ * host without guest/include on the include path. */
+#include "../include/errno.h"
 #include "ext2.h"
 #include "husk/abi.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "ext2.c reads on-disk structures in place: little-endian hosts only"
-#endif
-
-/* Linux errno values (the guest has no errno.h). */
-#ifndef EPERM
-#define EPERM 1
-#endif
-#ifndef ENOENT
-#define ENOENT 2
-#endif
-#ifndef EIO
-#define EIO 5
-#endif
-#ifndef ENOMEM
-#define ENOMEM 12
-#endif
-#ifndef EEXIST
-#define EEXIST 17
-#endif
-#ifndef ENOTDIR
-#define ENOTDIR 20
-#endif
-#ifndef EISDIR
-#define EISDIR 21
-#endif
-#ifndef EINVAL
-#define EINVAL 22
-#endif
-#ifndef EFBIG
-#define EFBIG 27
-#endif
-#ifndef ENOSPC
-#define ENOSPC 28
-#endif
-#ifndef EROFS
-#define EROFS 30
-#endif
-#ifndef EMLINK
-#define EMLINK 31
-#endif
-#ifndef ENAMETOOLONG
-#define ENAMETOOLONG 36
-#endif
-#ifndef ENOTEMPTY
-#define ENOTEMPTY 39
 #endif
 
 /* ---- on-disk structures ------------------------------------------------ */
@@ -83,8 +42,8 @@
 #define GOOD_OLD_INODE_SIZE 128
 #define GOOD_OLD_FIRST_INO 11
 #define NDIR 12 /* direct pointers in i_block */
-#define LINK_MAX 32000
-#define NAME_MAX 255
+#define EXT2_LINK_MAX 32000 /* links to one inode (ext2's limit, not Linux's LINK_MAX) */
+#define EXT2_NAME_LEN 255   /* bytes in a directory entry's name */
 #define FAST_SYMLINK_MAX 59 /* the target and its NUL fit in i_block */
 
 #define COMPAT_RESIZE_INODE 0x10
@@ -353,7 +312,7 @@ static int name_check(const char *name, size_t len)
 {
 	if (len == 0)
 		return -ENOENT;
-	if (len > NAME_MAX)
+	if (len > EXT2_NAME_LEN)
 		return -ENAMETOOLONG;
 	if (memchr(name, '/', len) || memchr(name, 0, len))
 		return -EINVAL;
@@ -2672,7 +2631,7 @@ int ext2_create(struct ext2_fs *fs, uint32_t dir, const char *name, size_t len, 
 		return -EINVAL;
 	}
 	mode &= EXT2_S_IFMT | 07777;
-	if (mode_type(mode) == EXT2_S_IFDIR && d.d.links >= LINK_MAX)
+	if (mode_type(mode) == EXT2_S_IFDIR && d.d.links >= EXT2_LINK_MAX)
 		return -EMLINK;
 	if ((r = inode_new(fs, &d, mode, &ip)))
 		return r;
@@ -2770,7 +2729,7 @@ int ext2_link(struct ext2_fs *fs, uint32_t dir, const char *name, size_t len, ui
 		return r;
 	if (is_dir(&ip))
 		return -EPERM;
-	if (ip.d.links >= LINK_MAX)
+	if (ip.d.links >= EXT2_LINK_MAX)
 		return -EMLINK;
 	if ((r = dir_add(fs, &d, name, len, ino, dirent_ft(fs, ip.d.mode))))
 		return r;
@@ -2893,7 +2852,7 @@ static int rename_prepare(struct ext2_fs *fs, struct rename_ctx *c, uint32_t odi
 	if (is_dir(&c->oi) && odir != ndir) {
 		if ((r = check_not_below(fs, oino, ndir)))
 			return r;
-		if (!c->target && c->nd->d.links >= LINK_MAX)
+		if (!c->target && c->nd->d.links >= EXT2_LINK_MAX)
 			return -EMLINK;
 	}
 	return 0;

@@ -13,7 +13,9 @@
 
 #define EXT2_ROOT_INO 2
 
-/* File types in mode (the usual S_IF* values). */
+/* File types in mode: ext2 stores Linux's S_IF* values.  Prefixed because
+ * this header is also built on the host, next to <sys/stat.h>; fs_ext2.c
+ * and tests/unit/test_guest_abi.c check they equal the Linux ones. */
 #define EXT2_S_IFMT   0170000
 #define EXT2_S_IFSOCK 0140000
 #define EXT2_S_IFLNK  0120000
@@ -23,7 +25,7 @@
 #define EXT2_S_IFCHR  0020000
 #define EXT2_S_IFIFO  0010000
 
-/* struct ext2_dirent.type (the usual DT_* values). */
+/* struct ext2_dirent.type: Linux's DT_* values (prefixed and checked, as above). */
 #define EXT2_DT_UNKNOWN 0
 #define EXT2_DT_FIFO    1
 #define EXT2_DT_CHR     2

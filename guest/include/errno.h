@@ -1,4 +1,6 @@
-/* Linux errno values the kernel returns (negated). */
+/* Linux errno values the kernel returns (negated): the guest's one list.
+ * fs/ext2.c includes it by relative path, so the unit tests that build
+ * ext2.c on the host get these values too (the same as the host's). */
 #ifndef GUEST_ERRNO_H
 #define GUEST_ERRNO_H
 #define EPERM 1
@@ -10,6 +12,7 @@
 #define ENOMEM 12
 #define EACCES 13
 #define EFAULT 14
+#define EBUSY 16
 #define EEXIST 17
 #define EXDEV 18
 #define ENODEV 19
@@ -29,4 +32,5 @@
 #define ENOTEMPTY 39
 #define ELOOP 40
 #define EOPNOTSUPP 95
+#define EAFNOSUPPORT 97
 #endif

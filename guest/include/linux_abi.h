@@ -1,0 +1,160 @@
+/* The Linux x86-64 constants a program passes to or gets from the guest
+ * kernel, other than errno (errno.h), limits (limits.h) and system call
+ * numbers (linux_syscall.h).  Grouped by the header a Linux program finds
+ * them in, spelled as Linux and musl spell them, and defined nowhere else
+ * in guest/: tests/unit/test_guest_abi.c checks every name defined here
+ * against the host's headers.  Only what the guest uses is listed. */
+#ifndef GUEST_LINUX_ABI_H
+#define GUEST_LINUX_ABI_H
+
+/* <fcntl.h>: open flags (octal, as in asm-generic/fcntl.h) */
+#define O_ACCMODE   03
+#define O_RDONLY    00
+#define O_WRONLY    01
+#define O_RDWR      02
+#define O_CREAT     0100
+#define O_EXCL      0200
+#define O_TRUNC     01000
+#define O_APPEND    02000
+#define O_NONBLOCK  04000
+#define O_DIRECTORY 0200000
+#define O_NOFOLLOW  0400000
+#define O_CLOEXEC   02000000
+#define O_PATH      010000000
+#define O_TMPFILE   020200000 /* includes O_DIRECTORY, as in musl */
+
+/* <fcntl.h>: the *at calls */
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR        0x200
+#define AT_SYMLINK_FOLLOW   0x400
+#define AT_EMPTY_PATH       0x1000
+
+/* <fcntl.h>: fcntl commands */
+#define F_DUPFD         0
+#define F_GETFD         1
+#define F_SETFD         2
+#define F_GETFL         3
+#define F_SETFL         4
+#define F_GETLK         5
+#define F_SETLK         6
+#define F_SETLKW        7
+#define F_DUPFD_CLOEXEC 1030
+#define FD_CLOEXEC      1
+#define F_UNLCK         2
+
+/* <stdio.h>: renameat2 */
+#define RENAME_NOREPLACE 1
+
+/* <unistd.h> */
+#define SEEK_SET 0
+#define SEEK_CUR 1
+#define SEEK_END 2
+#define X_OK 1
+#define W_OK 2
+
+/* <sys/stat.h>: file types in st_mode, and utimensat's special times */
+#define S_IFMT   0170000
+#define S_IFSOCK 0140000
+#define S_IFLNK  0120000
+#define S_IFREG  0100000
+#define S_IFBLK  0060000
+#define S_IFDIR  0040000
+#define S_IFCHR  0020000
+#define S_IFIFO  0010000
+#define UTIME_NOW  0x3fffffff
+#define UTIME_OMIT 0x3ffffffe
+
+/* <dirent.h>: d_type */
+#define DT_UNKNOWN 0
+#define DT_FIFO    1
+#define DT_CHR     2
+#define DT_DIR     4
+#define DT_BLK     6
+#define DT_REG     8
+#define DT_LNK     10
+#define DT_SOCK    12
+
+/* <sys/mman.h> */
+#define PROT_READ           1
+#define PROT_WRITE          2
+#define MAP_SHARED          0x01
+#define MAP_PRIVATE         0x02
+#define MAP_FIXED           0x10
+#define MAP_ANONYMOUS       0x20
+#define MAP_FIXED_NOREPLACE 0x100000
+
+/* <signal.h> */
+#define SIGILL   4
+#define SIGTRAP  5
+#define SIGBUS   7
+#define SIGFPE   8
+#define SIGKILL  9
+#define SIGSEGV  11
+#define SIGCHLD  17
+#define SIGCONT  18
+#define SIGSTOP  19
+#define SIGURG   23
+#define SIGWINCH 28
+#define _NSIG    65 /* signals are 1 .. _NSIG - 1 */
+#define SIG_DFL  ((void (*)(int))0)
+#define SIG_IGN  ((void (*)(int))1)
+#define SIG_BLOCK   0
+#define SIG_UNBLOCK 1
+#define SIG_SETMASK 2
+
+/* <time.h> */
+#define CLOCK_REALTIME           0
+#define CLOCK_MONOTONIC          1
+#define CLOCK_PROCESS_CPUTIME_ID 2
+#define CLOCK_THREAD_CPUTIME_ID  3
+#define CLOCK_MONOTONIC_RAW      4
+#define CLOCK_REALTIME_COARSE    5
+#define CLOCK_MONOTONIC_COARSE   6
+#define CLOCK_BOOTTIME           7
+#define CLOCK_REALTIME_ALARM     8
+#define CLOCK_BOOTTIME_ALARM     9
+#define TIMER_ABSTIME 1
+
+/* <sys/resource.h> */
+#define RLIMIT_STACK  3
+#define RLIMIT_CORE   4
+#define RLIMIT_NPROC  6
+#define RLIMIT_NOFILE 7
+#define RLIM_NLIMITS  16
+#define RLIM_INFINITY (~0ULL)
+
+/* <sys/ioctl.h> */
+#define TIOCGWINSZ 0x5413
+#define FIONCLEX   0x5450
+#define FIOCLEX    0x5451
+
+/* <asm/prctl.h>: arch_prctl codes */
+#define ARCH_SET_FS 0x1002
+#define ARCH_GET_FS 0x1003
+
+/* <linux/magic.h>: statfs f_type, and <sys/statvfs.h>: f_flags */
+#define EXT2_SUPER_MAGIC 0xEF53
+#define TMPFS_MAGIC      0x01021994
+#define ST_RDONLY        1
+
+/* <elf.h>: auxiliary vector types */
+#define AT_NULL     0
+#define AT_PHDR     3
+#define AT_PHENT    4
+#define AT_PHNUM    5
+#define AT_PAGESZ   6
+#define AT_BASE     7
+#define AT_FLAGS    8
+#define AT_ENTRY    9
+#define AT_UID      11
+#define AT_EUID     12
+#define AT_GID      13
+#define AT_EGID     14
+#define AT_PLATFORM 15
+#define AT_CLKTCK   17
+#define AT_SECURE   23
+#define AT_RANDOM   25
+#define AT_EXECFN   31
+#define AT_SYSINFO  32
+#endif

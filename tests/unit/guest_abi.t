@@ -1,0 +1,2 @@
+#!/bin/sh
+exec "$(dirname "$0")/../../build/tests/unit/test_guest_abi"
