@@ -7,11 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "audit.h"
+#include "errmsg.h"
 #include "policy.h"
-
-#ifndef HUSK_VERSION
-#define HUSK_VERSION "0.1.0"
-#endif
 
 static void emit(int fd, json_t *event)
 {
@@ -33,12 +30,15 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-int audit_open(const struct options *o)
+int audit_open(const struct options *o, int *fd, char *err, size_t errlen)
 {
+	*fd = -1;
 	if (!o->audit)
-		return -1;
-	int fd = open(o->audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	return fd < 0 ? -2 : fd;
+		return 0;
+	*fd = open(o->audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		return errmsg_errno(err, errlen, "cannot open the audit file %s", o->audit);
+	return 0;
 }
 
 void audit_start(int fd, const struct options *o, const struct isolation *iso)
@@ -106,12 +106,12 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 	guest_limit(fd, "open files", g->denied_emfile);
 	if (r->output_cut)
 		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", "output"));
-	if (r->timeout_hit || r->cpu_hit)
-		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", r->cpu_hit ? "cpu" : "timeout"));
+	if (r->reason == RUN_END_TIMEOUT || r->reason == RUN_END_CPU)
+		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", run_end_name(r->reason)));
 	for (int i = 0; i < r->nconflict_paths; i++)
 		emit(fd, json_pack("{s:s, s:s}", "event", "workdir conflict", "path", r->conflict_paths[i]));
 	emit(fd, json_pack("{s:s, s:f, s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "event", "end", "time", now_s(),
-			   "reason", r->reason, "status", r->status, "wall_s", r->wall_s, "cpu_s", r->cpu_s,
+			   "reason", run_end_name(r->reason), "status", r->status, "wall_s", r->wall_s, "cpu_s", r->cpu_s,
 			   "peak_guest_memory", (json_int_t)r->peak_memory, "bytes_out", (json_int_t)r->bytes_out,
 			   "bytes_err", (json_int_t)r->bytes_err, "workdir_bytes_written", (json_int_t)r->workdir_bytes,
 			   "workdir_files_changed", (json_int_t)r->workdir_files, "workdir_conflicts",
@@ -125,7 +125,7 @@ void stats_print(const struct run_record *r)
 		"husk: %s, status %d, %.3f s wall, %.3f s CPU, guest memory peak %llu KiB, "
 		"%llu bytes out, %llu bytes err, workdir: %llu files / %llu bytes written back, %llu conflicts, "
 		"%llu failed\n",
-		r->reason, r->status, r->wall_s, r->cpu_s, (unsigned long long)(r->peak_memory >> 10),
+		run_end_name(r->reason), r->status, r->wall_s, r->cpu_s, (unsigned long long)(r->peak_memory >> 10),
 		(unsigned long long)r->bytes_out, (unsigned long long)r->bytes_err, (unsigned long long)r->workdir_files,
 		(unsigned long long)r->workdir_bytes, (unsigned long long)r->workdir_conflicts,
 		(unsigned long long)r->workdir_failed);

@@ -4,18 +4,20 @@
  * (denials it answered itself) are marked as such: the guest is untrusted. */
 #ifndef HUSK_AUDIT_H
 #define HUSK_AUDIT_H
+#include <stddef.h>
 #include <stdint.h>
 #include "husk/abi.h"
 #include "isolate.h"
 #include "options.h"
+#include "run.h"
 
 struct run_record {
-	const char *reason;
+	enum run_end reason;
 	int status;
 	double wall_s, cpu_s;
 	uint64_t peak_memory;          /* guest RAM the host had to back */
 	uint64_t bytes_out, bytes_err;
-	int output_cut, timeout_hit, cpu_hit;
+	int output_cut;
 	uint64_t blk_denied_writes;    /* host-counted, at the virtio-blk device */
 	uint64_t workdir_bytes, workdir_files;
 	uint64_t workdir_conflicts, workdir_failed; /* paths: both sides changed; could not be written */
@@ -23,9 +25,9 @@ struct run_record {
 	int nconflict_paths;
 };
 
-/* Opened before the VMM loses its view of the host's files; -1 without
- * --audit, -2 if it cannot be opened. */
-int audit_open(const struct options *o);
+/* Opened before the VMM loses its view of the host's files.  Returns 0 with
+ * the file in *fd (-1 without --audit), or -1 with a reason in err. */
+int audit_open(const struct options *o, int *fd, char *err, size_t errlen);
 /* The start record, with the isolation the VMM got. */
 void audit_start(int fd, const struct options *o, const struct isolation *iso);
 void audit_end(int fd, const struct run_record *r, const struct husk_report *guest);

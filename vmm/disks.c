@@ -44,8 +44,10 @@ static int run_tool(char *const argv[], int fd)
 
 static struct disk *next_disk(struct disks *ds, char *err, size_t n)
 {
-	if (ds->n == MAX_DISKS)
-		return errmsg(err, n, "too many disks (at most %d)", MAX_DISKS), NULL;
+	if (ds->n == MAX_DISKS) {
+		errmsg(err, n, "too many disks (at most %d)", MAX_DISKS);
+		return NULL;
+	}
 	struct disk *d = &ds->d[ds->n];
 	memset(d, 0, sizeof *d);
 	d->fd = -1;

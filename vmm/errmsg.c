@@ -1,6 +1,10 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "errmsg.h"
+#include "exit_codes.h"
 
 int errmsg(char *err, size_t n, const char *fmt, ...)
 {
@@ -9,6 +13,43 @@ int errmsg(char *err, size_t n, const char *fmt, ...)
 	vsnprintf(err, n, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+int errmsg_errno(char *err, size_t n, const char *fmt, ...)
+{
+	int e = errno; /* the failed call's, before formatting can touch it */
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	if (e && len >= 0 && (size_t)len < n)
+		snprintf(err + len, n - len, ": %s", strerror(e));
+	return -1;
+}
+
+static void vreport(const char *fmt, va_list ap, const char *tail)
+{
+	fputs("husk: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(tail, stderr);
+}
+
+void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(fmt, ap, "\n");
+	va_end(ap);
+	exit(code);
+}
+
+void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(fmt, ap, " (see husk --help)\n");
+	va_end(ap);
+	exit(EXIT_USAGE);
 }
 
 char *str_escape(const char *s, size_t len, char *out, size_t outlen)

@@ -330,8 +330,10 @@ static enum place place(struct writer *w, struct level *l, const char *name, con
 		return P_NEW;
 	struct stat s;
 	if (fstatat(l->fd, out, &s, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno != ENOENT)
-			return failure(w, w->path, errno), P_FAILED;
+		if (errno != ENOENT) {
+			failure(w, w->path, errno);
+			return P_FAILED;
+		}
 		if (!e)
 			return P_NEW;
 		conflict(w, w->path, "was deleted on the host and changed by the program: the program's is beside it");
@@ -351,8 +353,10 @@ static enum place place(struct writer *w, struct level *l, const char *name, con
 	char base[256];
 	memcpy(base, out, 256);
 	int err = conflict_name(l->fd, base, out);
-	if (err)
-		return failure(w, w->path, err), P_FAILED;
+	if (err) {
+		failure(w, w->path, err);
+		return P_FAILED;
+	}
 	return P_CONFLICT;
 }
 
@@ -793,9 +797,10 @@ int workdir_extract(int image_fd, int dirfd, const struct copyin_record *rec, co
 	free(w.relinked.v);
 	if (rc)
 		return EXTRACT_BAD_IMAGE;
-	if (st->failed)
-		return errmsg(err, n, "%llu path%s could not be written back", (unsigned long long)st->failed,
-			      st->failed == 1 ? "" : "s"),
-		       EXTRACT_HOST_ERROR;
+	if (st->failed) {
+		errmsg(err, n, "%llu path%s could not be written back", (unsigned long long)st->failed,
+		       st->failed == 1 ? "" : "s");
+		return EXTRACT_HOST_ERROR;
+	}
 	return EXTRACT_OK;
 }

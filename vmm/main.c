@@ -1,12 +1,9 @@
-/* husk: run one program in a fresh microVM.  Command line, then the run:
- * create the VM, load kernel and program, describe the machine in a device
- * tree, run, report. */
+/* husk: run one program in a fresh microVM.  The command line (options.c),
+ * then the run in four steps: prepare the host side, boot the VM, run it
+ * confined, report. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <limits.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,365 +11,58 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 #include "audit.h"
 #include "boot_fdt.h"
-#include "disks.h"
 #include "confine.h"
-#include "isolate.h"
+#include "disks.h"
 #include "elf_load.h"
+#include "errmsg.h"
 #include "exit_codes.h"
+#include "extract.h"
 #include "husk/abi.h"
+#include "image.h"
+#include "isolate.h"
 #include "options.h"
 #include "policy.h"
 #include "run.h"
 #include "virtio_blk.h"
 #include "virtio_console.h"
-#include "writeback.h"
-#include "extract.h"
 #include "vm.h"
-
-#ifndef HUSK_VERSION
-#define HUSK_VERSION "0.1.0"
-#endif
+#include "writeback.h"
 
 extern const uint8_t husk_kernel_elf[], husk_kernel_elf_end[];
 
+/* Every device gets a window of the MMIO range and an entry in the boot
+ * tree's and the VMM's tables, both HUSK_MMIO_MAX long: one console per
+ * standard fd and the disks must fit. */
+static_assert(3 + MAX_DISKS <= HUSK_MMIO_MAX, "the consoles and disks need more MMIO windows than there are");
 
-static _Noreturn void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("husk: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs(" (see husk --help)\n", stderr);
-	va_end(ap);
-	exit(EXIT_USAGE);
-}
-
-static _Noreturn void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("husk: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(code);
-}
-
-static void help(void)
-{
-	printf("Usage: husk run [OPTIONS] [--] PROGRAM [ARGS...]\n"
-	       "       husk policy show [OPTIONS]   print the effective policy as JSON\n"
-	       "       husk writeback IMAGE DIR     retry a workdir write-back that could not complete\n"
-	       "Run PROGRAM in a fresh hardware-isolated microVM and exit with its status.\n"
-	       "PROGRAM is an image name (e.g. lua) or the path of a static x86-64 ELF executable.\n"
-	       "\n"
-	       "Options:\n"
-	       "  -m, --memory SIZE     guest memory, e.g. 256M or 1G (default 256M; %lluM to %lluG)\n"
-	       "  -t, --timeout SECS    stop the run after SECS seconds of wall time (exit 124)\n"
-	       "      --cpu-time SECS   stop the run after SECS seconds of CPU time (exit 152)\n"
-	       "      --output-limit SIZE  stdout and stderr together (default 64M); a write\n"
-	       "                        beyond it ends the run (exit 153) with a marker on stderr\n"
-	       "      --open-files N    files the program may have open at once, 3 to 1024\n"
-	       "                        (default 1024; beyond it open fails with EMFILE)\n"
-	       "  -e, --env KEY=VALUE   set a variable in the program's environment (repeatable;\n"
-	       "                        otherwise it holds only the image's defaults and\n"
-	       "                        PATH, HOME, LANG: nothing of the host's)\n"
-	       "      --ro NAME=PATH    attach PATH (a directory or an ext2 image) read-only at\n"
-	       "                        /data/NAME (repeatable)\n"
-	       "  -w, --workdir DIR     attach DIR (created if missing) writable at /workdir, the\n"
-	       "                        current directory; what the program changed there is\n"
-	       "                        written back to DIR after the run, whatever its outcome\n"
-	       "                        (where the host changed a path too, the program's version\n"
-	       "                        goes beside the host's as NAME.husk-conflict)\n"
-	       "      --disk SIZE       capacity of the workdir disk (default 1G)\n"
-	       "      --policy FILE     settings from a JSON policy file (options given win)\n"
-	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
-	       "      --stats           a short summary of the run on stderr\n"
-	       "      --no-pvm          do not use kvm_pvm even where /dev/kvm offers it\n"
-	       "      --no-namespaces   keep the VMM in husk's namespaces and root (saves\n"
-	       "                        ~0.4 ms; by default it is pid 1 of a new pid namespace,\n"
-	       "                        in mount, network, IPC and UTS namespaces of husk's own\n"
-	       "                        (kept in /run/husk/ns) with an empty root)\n"
-	       "      --syscalls        list the system calls the program made, on stderr\n"
-	       "      --kernel-selftest boot the guest kernel into its self-test instead of a program\n"
-	       "  -h, --help            show this help\n"
-	       "  -V, --version         show the version\n"
-	       "\n"
-	       "Exit status: the program's; 128+N when the program was killed by signal N;\n"
-	       "120 host error, 121 guest broke the device protocol, 122 guest kernel panic,\n"
-	       "123 workdir not written back, 124 timeout, 125 usage error (bad option, image,\n"
-	       "program or no /dev/kvm), 152 CPU time limit, 153 output limit.\n"
-	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary.\n",
-	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
-}
-
-/* "256M", "1G", "1048576": bytes. */
-static uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint64_t max)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		usage_error("bad %s '%s'", what, s);
-	unsigned shift = 0;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	}
-	if (*end == 'i' && shift)
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end)
-		usage_error("bad %s '%s'", what, s);
-	if (v > (max >> shift) || (v << shift) < min || (v << shift) > max)
-		usage_error("%s '%s' is outside %lluM..%lluG", what, s, (unsigned long long)(min >> 20),
-			    (unsigned long long)(max >> 30));
-	return (uint64_t)v << shift;
-}
-
-static uint32_t parse_open_files(const char *s)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < 3 || v > HUSK_OPEN_FILES_MAX)
-		usage_error("bad open-files limit '%s' (a number from 3 to %d)", s, HUSK_OPEN_FILES_MAX);
-	return (uint32_t)v;
-}
-
-/* Guest memory: rounded up to 2 MiB pages. */
-static uint64_t parse_memory(const char *s)
-{
-	uint64_t bytes = parse_bytes("memory size", s, HUSK_RAM_MIN, HUSK_RAM_MAX);
-	return (bytes + (2ull << 20) - 1) & ~((2ull << 20) - 1);
-}
-
-static double parse_seconds(const char *s)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 1e7)
-		usage_error("bad timeout '%s' (seconds, more than 0)", s);
-	return v;
-}
-
-static const struct option longopts[] = {
-	{ "memory", required_argument, 0, 'm' },
-	{ "timeout", required_argument, 0, 't' },
-	{ "env", required_argument, 0, 'e' },
-	{ "cpu-time", required_argument, 0, 'C' },
-	{ "output-limit", required_argument, 0, 'O' },
-	{ "ro", required_argument, 0, 'R' },
-	{ "workdir", required_argument, 0, 'w' },
-	{ "disk", required_argument, 0, 'D' },
-	{ "policy", required_argument, 0, 'p' },
-	{ "audit", required_argument, 0, 'A' },
-	{ "stats", no_argument, 0, 's' },
-	{ "open-files", required_argument, 0, 'F' },
-	{ "no-pvm", no_argument, 0, 'P' },
-	{ "no-namespaces", no_argument, 0, 'N' },
-	{ "syscalls", no_argument, 0, 'S' },
-	{ "kernel-selftest", no_argument, 0, 'K' },
-	{ "help", no_argument, 0, 'h' },
-	{ "version", no_argument, 0, 'V' },
-	{ 0, 0, 0, 0 },
+/* What a run holds from set-up to report.  One per process, static: the
+ * disks and devices are large. */
+struct session {
+	struct options *o;
+	struct timespec started;
+	char *path, *system_disk;  /* the program's file and its image's system disk (or NULL) */
+	const uint8_t *prog;       /* the program's file, mapped until it is loaded; NULL: self-test */
+	size_t prog_size;
+	struct disks disks;
+	struct writeback wb;
+	struct isolation iso;
+	struct vm vm;
+	struct boot_params bp;
+	struct run_devices dev;
+	struct console con[3];     /* stdin, stdout, stderr */
+	struct output_limit out_limit;
+	struct blk blks[MAX_DISKS];
+	struct run_limits lim;
+	int audit;                 /* the audit file, or -1 */
 };
 
-/* One pass of getopt over argv (argv[0] is skipped); returns optind.  With
- * policy set, only --policy is taken and everything else is checked only. */
-static int apply_options(int argc, char **argv, struct options *o, const char **policy)
-{
-	struct options scratch = *o;
-	struct options *t = policy ? &scratch : o;
-	optind = 0;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, "+:m:t:e:w:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'm': t->memory = parse_memory(optarg); break;
-		case 'R': t->ro[t->nro++] = optarg; break;
-		case 'w': t->workdir = optarg; break;
-		case 'D': t->disk_size = parse_bytes("disk size", optarg, 16ull << 20, 1ull << 40) & ~4095ull; break;
-		case 't': t->timeout = parse_seconds(optarg); break;
-		case 'C': t->cpu_time = parse_seconds(optarg); break;
-		case 'O': t->output_limit = parse_bytes("output limit", optarg, 1, 1ull << 50); break;
-		case 'e':
-			if (!strchr(optarg, '=') || optarg[0] == '=')
-				usage_error("bad environment variable '%s' (expected KEY=VALUE)", optarg);
-			t->env[t->nenv++] = optarg;
-			break;
-		case 'p':
-			if (policy)
-				*policy = optarg;
-			break;
-		case 'A': t->audit = optarg; break;
-		case 's': t->stats = 1; break;
-		case 'F': t->open_files = parse_open_files(optarg); break;
-		case 'P': t->no_pvm = 1; break;
-		case 'N': t->no_namespaces = 1; break;
-		case 'S': t->syscalls = 1; break;
-		case 'K': t->selftest = 1; break;
-		case 'h': help(); exit(0);
-		case 'V': printf("husk %s\n", HUSK_VERSION); exit(0);
-		case ':': usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	return optind;
-}
-
-/* Defaults, then the policy file's settings, then the command line's. */
-static void parse_options(int argc, char **argv, struct options *o, int need_program)
-{
-	o->memory = 256ull << 20;
-	o->disk_size = 1ull << 30;
-	o->output_limit = 64ull << 20;
-	o->open_files = HUSK_OPEN_FILES_MAX;
-	const char *policy = NULL;
-	char **pargs = NULL;
-	int npargs = 0;
-	size_t room = argc + 1;
-	o->env = calloc(room, sizeof *o->env);
-	o->ro = calloc(room, sizeof *o->ro);
-	if (!o->env || !o->ro)
-		die(EXIT_INTERNAL, "out of memory");
-	apply_options(argc, argv, o, &policy);
-	if (policy) {
-		char err[512];
-		if ((npargs = policy_to_args(policy, &pargs, err, sizeof err)) < 0)
-			die(EXIT_USAGE, "%s", err);
-		o->env = realloc(o->env, (room + npargs) * sizeof *o->env);
-		o->ro = realloc(o->ro, (room + npargs) * sizeof *o->ro);
-		if (!o->env || !o->ro)
-			die(EXIT_INTERNAL, "out of memory");
-		char **v = calloc(npargs + 2, sizeof *v);
-		if (!v)
-			die(EXIT_INTERNAL, "out of memory");
-		v[0] = argv[0];
-		memcpy(v + 1, pargs, npargs * sizeof *v);
-		apply_options(npargs + 1, v, o, NULL);
-	}
-	int first = apply_options(argc, argv, o, NULL);
-	if (o->selftest) {
-		static char *self[] = { "husk-kernel-selftest", NULL };
-		o->args = self;
-		o->nargs = 1;
-		return;
-	}
-	if (first >= argc) {
-		if (need_program)
-			usage_error("no program given");
-		return;
-	}
-	o->program = argv[first];
-	o->args = argv + first;
-	o->nargs = argc - first;
-}
-
-/* Is KEY (of KEY=VALUE) already set in the environment? */
-static int env_has(const struct options *o, const char *kv)
-{
-	size_t n = strcspn(kv, "=");
-	for (int i = 0; i < o->nenv; i++)
-		if (!strncmp(o->env[i], kv, n) && o->env[i][n] == '=')
-			return 1;
-	return 0;
-}
-
-/* An image's default environment, NAME.env: KEY=VALUE lines.  Given -e
- * variables come later and win (the guest's libc takes the first match, so
- * they go in front). */
-static void image_env(const char *path, struct options *o)
-{
-	char *file;
-	if (asprintf(&file, "%s.env", path) < 0)
-		die(EXIT_INTERNAL, "out of memory");
-	FILE *f = fopen(file, "re");
-	free(file);
-	if (!f)
-		return;
-	char line[4096];
-	int given = o->nenv;
-	char **env = calloc(given + 64, sizeof *env);
-	if (!env)
-		die(EXIT_INTERNAL, "out of memory");
-	memcpy(env, o->env, given * sizeof *env);
-	int n = given;
-	while (n < given + 64 && fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = 0;
-		o->nenv = n, o->env = env;
-		if (strchr(line, '=') && line[0] != '=' && line[0] != '#' && !env_has(o, line) && !(env[n++] = strdup(line)))
-			die(EXIT_INTERNAL, "out of memory");
-	}
-	fclose(f);
-	o->env = env;
-	o->nenv = n;
-}
-
-/* The guest's environment is what -e gives, then the image's NAME.env, then
- * this small default set, each only for names not set yet; nothing of the
- * host's. */
-static void add_default_env(struct options *o)
-{
-	static char *defaults[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8" };
-	char **env = calloc(o->nenv + 3, sizeof *env);
-	if (!env)
-		die(EXIT_INTERNAL, "out of memory");
-	memcpy(env, o->env, o->nenv * sizeof *env);
-	o->env = env;
-	for (int i = 0; i < 3; i++)
-		if (!env_has(o, defaults[i]))
-			env[o->nenv++] = defaults[i];
-}
-
-/* An image name (no slash) is looked up in the image directory; an image
- * may come with a system disk, NAME.disk, mounted on /usr. */
-static char *resolve_program(const char *name, char **system_disk)
-{
-	*system_disk = NULL;
-	if (strchr(name, '/'))
-		return strdup(name);
-	if (!*name || name[0] == '.')
-		usage_error("bad image name '%s'", name);
-	char dir[PATH_MAX];
-	const char *env = getenv("HUSK_IMAGES");
-	if (env && *env) {
-		snprintf(dir, sizeof dir, "%s", env);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-		if (n < 0)
-			die(EXIT_INTERNAL, "cannot find my own binary: %s", strerror(errno));
-		dir[n] = 0;
-		char *slash = strrchr(dir, '/');
-		snprintf(slash, sizeof dir - (slash - dir), "/build/images");
-	}
-	char *path;
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		die(EXIT_INTERNAL, "out of memory");
-	if (access(path, F_OK))
-		usage_error("unknown image '%s' (no %s; give a path like ./%s to run a file)", name, path, name);
-	if (asprintf(system_disk, "%s.disk", path) < 0)
-		die(EXIT_INTERNAL, "out of memory");
-	if (access(*system_disk, F_OK)) {
-		free(*system_disk);
-		*system_disk = NULL;
-	}
-	return path;
-}
-
+/* A program's file, mapped read-only (a bad one is the user's error). */
 static const uint8_t *map_file(const char *path, size_t *size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -391,14 +81,19 @@ static const uint8_t *map_file(const char *path, size_t *size)
 	return p;
 }
 
+/* Which standard fds are terminals, and the size of the last one (80x24
+ * where none says). */
 static void host_terminal(struct boot_params *bp)
 {
-	bp->rows = 24, bp->cols = 80;
+	bp->rows = 24;
+	bp->cols = 80;
 	for (int fd = 0; fd < 3; fd++) {
 		bp->tty[fd] = isatty(fd);
 		struct winsize ws;
-		if (bp->tty[fd] && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
-			bp->rows = ws.ws_row, bp->cols = ws.ws_col;
+		if (bp->tty[fd] && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+			bp->rows = ws.ws_row;
+			bp->cols = ws.ws_col;
+		}
 	}
 }
 
@@ -423,164 +118,255 @@ static double seconds_since(clockid_t clk, const struct timespec *t0)
 	return t0 ? s - (t0->tv_sec + t0->tv_nsec / 1e9) : s;
 }
 
-static int run(struct options *o)
+/* The disks, in the order the guest sees them: the image's system disk,
+ * the --ro datasets, the workdir. */
+static void add_disks(struct session *s)
 {
 	char err[512];
-	struct timespec started;
-	clock_gettime(CLOCK_MONOTONIC, &started);
-	const uint8_t *prog = NULL;
-	size_t prog_size = 0;
-	char *path = NULL, *system_disk = NULL;
-	if (!o->selftest) {
-		path = resolve_program(o->program, &system_disk);
-		prog = map_file(path, &prog_size);
-		if (system_disk)
-			image_env(path, o);
-	}
-	static struct disks disks = { .workdir = -1, .workdir_fd = -1 };
-	if (system_disk && disks_add_system(&disks, system_disk, err, sizeof err))
+	const struct options *o = s->o;
+	struct disks *ds = &s->disks;
+	ds->workdir = ds->workdir_fd = -1;
+	if (s->system_disk && disks_add_system(ds, s->system_disk, err, sizeof err))
 		die(EXIT_INTERNAL, "image %s: %s", o->program, err);
 	for (int i = 0; i < o->nro; i++)
-		if (disks_add_ro(&disks, o->ro[i], err, sizeof err))
+		if (disks_add_ro(ds, o->ro[i], err, sizeof err))
 			die(EXIT_USAGE, "%s", err);
-	if (o->workdir && disks_add_workdir(&disks, o->workdir, o->disk_size, err, sizeof err))
+	if (o->workdir && disks_add_workdir(ds, o->workdir, o->disk_size, err, sizeof err))
 		die(EXIT_USAGE, "%s", err);
-	/* Before the VM exists: the helper must never hold guest memory. */
-	struct writeback wb;
-	if (writeback_start(&wb, &disks, err, sizeof err))
-		die(EXIT_INTERNAL, "%s", err);
-	struct isolation iso = { .mnt_fd = -1 };
-	if (!o->no_namespaces && isolate_vmm(&iso, err, sizeof err))
-		die(EXIT_INTERNAL, "%s", err);
+}
 
-	struct vm vm;
-	int user_error;
-	if (vm_create(&vm, o->memory, !o->no_pvm, err, sizeof err, &user_error))
-		die(user_error ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
+/* The host side, before the VM exists: the program, the disks, the
+ * write-back helper (which must never hold guest memory), the VMM's
+ * namespaces (from here on husk may be the supervisor's child). */
+static void prepare(struct session *s)
+{
+	char err[512];
+	struct options *o = s->o;
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	if (!o->selftest) {
+		s->path = resolve_program(o->program, &s->system_disk);
+		s->prog = map_file(s->path, &s->prog_size);
+		if (s->system_disk)
+			image_env(s->path, o);
+	}
+	add_disks(s);
+	if (writeback_start(&s->wb, &s->disks, err, sizeof err))
+		die(EXIT_INTERNAL, "%s", err);
+	s->iso.mnt_fd = -1;
+	if (!o->no_namespaces && isolate_vmm(&s->iso, err, sizeof err))
+		die(EXIT_INTERNAL, "%s", err);
+}
 
-	/* Huge pages everywhere but the stack (see guest_mem_hugepages), before
-	 * anything is written. */
-	guest_mem_hugepages(&vm.mem, 0, o->memory - HUSK_STACK_SIZE);
-	struct elf_image kernel, image = { 0 };
-	struct elf_limits klim = { HUSK_KERNEL_BASE, HUSK_KERNEL_END, 0, 0 };
-	const uint8_t *kernel_elf = husk_kernel_elf;
-	size_t kernel_size = husk_kernel_elf_end - husk_kernel_elf;
+/* The guest kernel, built into husk; returns its entry point. */
+static uint64_t load_kernel(struct session *s)
+{
+	char err[512];
+	struct elf_image kernel;
+	struct elf_limits lim = { HUSK_KERNEL_BASE, HUSK_KERNEL_END, 0, 0 };
+	const uint8_t *elf = husk_kernel_elf;
+	size_t size = husk_kernel_elf_end - husk_kernel_elf;
 #ifdef HUSK_TEST_HOOKS
 	/* Test builds only: another guest kernel (tests/evil-kernel). */
 	if (getenv("HUSK_TEST_KERNEL"))
-		kernel_elf = map_file(getenv("HUSK_TEST_KERNEL"), &kernel_size);
+		elf = map_file(getenv("HUSK_TEST_KERNEL"), &size);
 #endif
-	if (elf_load(&vm.mem, kernel_elf, kernel_size, &klim, &kernel, err, sizeof err))
+	if (elf_load(&s->vm.mem, elf, size, &lim, &kernel, err, sizeof err))
 		die(EXIT_INTERNAL, "guest kernel: %s", err);
-	if (prog) {
-		/* Leave at least 1 MiB above the image for its heap. */
-		struct elf_limits plim = { HUSK_PROGRAM_MIN, o->memory - HUSK_STACK_SIZE - (1ull << 20), HUSK_PIE_BASE, 1 };
-		if (elf_load(&vm.mem, prog, prog_size, &plim, &image, err, sizeof err))
-			die(EXIT_USAGE, "%s: %s", path, err);
-		munmap((void *)prog, prog_size);
-	} else {
-		image.hi = HUSK_PROGRAM_MIN;
-	}
+	return kernel.entry;
+}
 
-	add_default_env(o);
-	struct boot_params bp = {
-		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
-		.entry = image.entry, .phdr = image.phdr, .phnum = image.phnum, .image_end = image.hi,
-		.tsc_khz = vm.tsc_khz, .selftest = o->selftest, .open_files = o->open_files,
-	};
-	struct run_devices dev = { .n = 0 };
-	/* One console per standard fd: stdin, stdout, stderr. */
-	static struct console con[3];
-	static struct output_limit out_limit;
-	out_limit.limit = o->output_limit;
+/* The program, unmapped once copied.  The self-test has none: its image
+ * ends where a program's would start. */
+static struct elf_image load_program(struct session *s)
+{
+	struct elf_image image = { 0 };
+	if (!s->prog) {
+		image.hi = HUSK_PROGRAM_MIN;
+		return image;
+	}
+	char err[512];
+	/* Leave at least 1 MiB above the image for its heap. */
+	struct elf_limits lim = { HUSK_PROGRAM_MIN, s->o->memory - HUSK_STACK_SIZE - (1ull << 20), HUSK_PIE_BASE, 1 };
+	if (elf_load(&s->vm.mem, s->prog, s->prog_size, &lim, &image, err, sizeof err))
+		die(EXIT_USAGE, "%s: %s", s->path, err);
+	munmap((void *)s->prog, s->prog_size);
+	return image;
+}
+
+/* The device takes the next window of the MMIO range and goes in both
+ * tables: the boot tree's, for the guest to find it, and the VMM's, for its
+ * exits to reach it.  Returns the window's base. */
+static uint64_t attach(struct session *s, struct virtio_mmio *mmio, struct boot_device bd)
+{
+	bd.mmio = HUSK_MMIO_BASE + s->dev.n * HUSK_MMIO_SIZE;
+	s->bp.dev[s->bp.ndev++] = bd;
+	s->dev.mmio[s->dev.n++] = mmio;
+	return bd.mmio;
+}
+
+/* One console per standard fd (stdin is only read, stdout and stderr only
+ * written, under one output limit), then the disks. */
+static void attach_devices(struct session *s)
+{
+	s->out_limit.limit = s->o->output_limit;
 	for (int fd = 0; fd < 3; fd++) {
-		uint64_t base = HUSK_MMIO_BASE + dev.n * HUSK_MMIO_SIZE;
-		console_init(&con[fd], base, &vm.mem, fd == 0 ? fd : -1, fd ? fd : -1);
-		con[fd].limit = &out_limit;
-		bp.dev[bp.ndev++] = (struct boot_device){ base, fd, NULL, 0 };
-		dev.mmio[dev.n++] = &con[fd].mmio;
+		struct console *c = &s->con[fd];
+		uint64_t base = attach(s, &c->mmio, (struct boot_device){ .fd = fd });
+		console_init(c, base, &s->vm.mem, fd == 0 ? fd : -1, fd ? fd : -1);
+		c->limit = &s->out_limit;
 	}
-	static struct blk blks[MAX_DISKS];
-	for (int i = 0; i < disks.n; i++) {
-		const struct disk *d = &disks.d[i];
-		uint64_t base = HUSK_MMIO_BASE + dev.n * HUSK_MMIO_SIZE;
-		blk_init(&blks[i], base, &vm.mem, d->fd, d->size, d->read_only, d->mount);
-		bp.dev[bp.ndev++] = (struct boot_device){ base, -1, d->mount, d->read_only };
-		dev.mmio[dev.n++] = &blks[i].mmio;
+	for (int i = 0; i < s->disks.n; i++) {
+		const struct disk *d = &s->disks.d[i];
+		struct boot_device bd = { .fd = -1, .mount = d->mount, .read_only = d->read_only };
+		uint64_t base = attach(s, &s->blks[i].mmio, bd);
+		blk_init(&s->blks[i], base, &s->vm.mem, d->fd, d->size, d->read_only, d->mount);
 	}
-	host_terminal(&bp);
-	if (getrandom(bp.seed, sizeof bp.seed, 0) != sizeof bp.seed)
+}
+
+/* What the guest learns of the host: its terminal, a random seed, the time
+ * (with the TSC read at the same moment). */
+static void host_facts(struct boot_params *bp)
+{
+	host_terminal(bp);
+	if (getrandom(bp->seed, sizeof bp->seed, 0) != sizeof bp->seed)
 		die(EXIT_INTERNAL, "getrandom: %s", strerror(errno));
 	struct timespec wall, mono;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
-	bp.tsc = __rdtsc();
-	bp.wall_ns = wall.tv_sec * 1000000000ull + wall.tv_nsec;
-	bp.mono_ns = mono.tv_sec * 1000000000ull + mono.tv_nsec;
-	if (boot_fdt_build(gpa_ptr(&vm.mem, HUSK_FDT, HUSK_FDT_MAX), HUSK_FDT_MAX, &bp, err, sizeof err))
-		die(EXIT_USAGE, "%s", err);
-	if (vm_setup_cpu(&vm, kernel.entry, err, sizeof err))
-		die(EXIT_INTERNAL, "%s", err);
+	bp->tsc = __rdtsc();
+	bp->wall_ns = wall.tv_sec * 1000000000ull + wall.tv_nsec;
+	bp->mono_ns = mono.tv_sec * 1000000000ull + mono.tv_nsec;
+}
 
-	struct run_limits lim = { o->timeout, o->cpu_time };
-	run_prepare(&lim);
-	close(vm.kvm); /* the system fd: not needed to run */
-	vm.kvm = -1;
-	int audit = audit_open(o);
-	if (audit == -2)
-		die(EXIT_USAGE, "cannot open the audit file %s: %s", o->audit, strerror(errno));
-	if (!o->no_namespaces)
-		isolate_root(&iso); /* the last file was opened above */
-	audit_start(audit, o, &iso);
-	/* The fds the confined VMM reads and writes: the consoles', the audit
-	 * file, the write-back helper's pipes, the disks (written: the workdir). */
+/* The machine as the guest kernel learns it from the device tree. */
+static void describe_machine(struct session *s, const struct elf_image *image)
+{
+	char err[512];
+	const struct options *o = s->o;
+	s->bp = (struct boot_params){
+		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
+		.entry = image->entry, .phdr = image->phdr, .phnum = image->phnum, .image_end = image->hi,
+		.tsc_khz = s->vm.tsc_khz, .selftest = o->selftest, .open_files = o->open_files,
+	};
+	attach_devices(s);
+	host_facts(&s->bp);
+	if (boot_fdt_build(gpa_ptr(&s->vm.mem, HUSK_FDT, HUSK_FDT_MAX), HUSK_FDT_MAX, &s->bp, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
+}
+
+/* The VM, ready to run: guest memory with the kernel and the program, the
+ * devices, the device tree, the vCPU at the kernel's entry. */
+static void boot(struct session *s)
+{
+	char err[512];
+	int user_error;
+	if (vm_create(&s->vm, s->o->memory, !s->o->no_pvm, err, sizeof err, &user_error))
+		die(user_error ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
+	/* Huge pages everywhere but the stack (see guest_mem_hugepages), before
+	 * anything is written. */
+	guest_mem_hugepages(&s->vm.mem, 0, s->o->memory - HUSK_STACK_SIZE);
+	uint64_t kernel_entry = load_kernel(s);
+	struct elf_image image = load_program(s);
+	add_default_env(s->o);
+	describe_machine(s, &image);
+	if (vm_setup_cpu(&s->vm, kernel_entry, err, sizeof err))
+		die(EXIT_INTERNAL, "%s", err);
+}
+
+/* The seccomp allowlist, with the fds the confined VMM reads and writes:
+ * the consoles', the audit file, the write-back helper's pipes, the disks
+ * (written: the workdir). */
+static void confine_run(struct session *s)
+{
+	char err[512];
 	struct vmm_fds fds = { 0 };
 	vmm_fds_allow(&fds, 0, FD_READ);
 	vmm_fds_allow(&fds, 1, FD_WRITE);
 	vmm_fds_allow(&fds, 2, FD_WRITE);
-	vmm_fds_allow(&fds, audit, FD_WRITE);
-	vmm_fds_allow(&fds, wb.go, FD_WRITE);
-	vmm_fds_allow(&fds, wb.result, FD_READ);
-	for (int i = 0; i < disks.n; i++)
-		vmm_fds_allow(&fds, disks.d[i].fd, disks.d[i].read_only ? FD_PREAD : FD_PREAD | FD_PWRITE);
+	vmm_fds_allow(&fds, s->audit, FD_WRITE);
+	vmm_fds_allow(&fds, s->wb.go, FD_WRITE);
+	vmm_fds_allow(&fds, s->wb.result, FD_READ);
+	for (int i = 0; i < s->disks.n; i++)
+		vmm_fds_allow(&fds, s->disks.d[i].fd, s->disks.d[i].read_only ? FD_PREAD : FD_PREAD | FD_PWRITE);
 	if (confine_vmm(&fds, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
 #ifdef HUSK_TEST_HOOKS
 	/* Test builds only: a call outside the allowlist must kill husk. */
 	if (getenv("HUSK_TEST_SECCOMP_TRIGGER"))
-		confine_test_trigger(getenv("HUSK_TEST_SECCOMP_TRIGGER"), &fds, vm.vcpu);
+		confine_test_trigger(getenv("HUSK_TEST_SECCOMP_TRIGGER"), &fds, s->vm.vcpu);
 #endif
-	int status = run_guest(&vm, &dev, &lim, o->syscalls);
+}
 
-	struct run_record rec = { .reason = run_end_reason(), .bytes_out = con[1].bytes_out,
-				  .bytes_err = con[2].bytes_out, .output_cut = out_limit.cut };
-	rec.timeout_hit = !strcmp(rec.reason, "timeout"), rec.cpu_hit = !strcmp(rec.reason, "cpu");
-	for (int i = 0; i < disks.n; i++)
-		rec.blk_denied_writes += blks[i].denied_writes;
-	rec.peak_memory = resident_bytes(&vm.mem);
+/* The run itself: the limits' timers, the audit file (the last file opened
+ * before the empty root), the confinement, the vCPU.  Returns the run's
+ * status. */
+static int run_vm(struct session *s)
+{
+	char err[512];
+	const struct options *o = s->o;
+	s->lim = (struct run_limits){ o->timeout, o->cpu_time };
+	run_prepare(&s->lim);
+	close(s->vm.kvm); /* the system fd: not needed to run */
+	s->vm.kvm = -1;
+	if (audit_open(o, &s->audit, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
+	if (!o->no_namespaces)
+		isolate_root(&s->iso);
+	audit_start(s->audit, o, &s->iso);
+	confine_run(s);
+	return run_guest(&s->vm, &s->dev, &s->lim, o->syscalls);
+}
+
+/* What the write-back did, for the record. */
+static void record_writeback(struct run_record *rec, const struct extract_stats *w)
+{
+	rec->workdir_bytes = w->bytes;
+	rec->workdir_files = w->files + w->removed;
+	rec->workdir_conflicts = w->conflicts;
+	rec->workdir_failed = w->failed;
+	rec->conflict_paths = w->conflict;
+	rec->nconflict_paths = w->conflicts < EXTRACT_NOTED ? (int)w->conflicts : EXTRACT_NOTED;
+}
+
+/* After the run: what the host counted and the guest reported (copied
+ * before guest memory goes), the write-back (which can change husk's
+ * status), the audit's end record, --stats.  Returns husk's status. */
+static int report(struct session *s, int status)
+{
+	struct run_record rec = { .reason = run_end_reason(), .bytes_out = s->con[1].bytes_out,
+				  .bytes_err = s->con[2].bytes_out, .output_cut = s->out_limit.cut };
+	for (int i = 0; i < s->disks.n; i++)
+		rec.blk_denied_writes += s->blks[i].denied_writes;
+	rec.peak_memory = resident_bytes(&s->vm.mem);
 	static struct husk_report guest_report; /* a copy: guest memory goes away */
-	memcpy(&guest_report, gpa_ptr(&vm.mem, HUSK_REPORT, sizeof guest_report), sizeof guest_report);
+	memcpy(&guest_report, gpa_ptr(&s->vm.mem, HUSK_REPORT, sizeof guest_report), sizeof guest_report);
 	/* A program that failed after memory ran out ended for lack of memory
 	 * (the guest's count: for the record, not trusted for anything). */
-	if (guest_report.denied_enomem && status && (!strcmp(rec.reason, "exit") || !strcmp(rec.reason, "crash")))
-		rec.reason = "memory";
-	vm_destroy(&vm);
+	if (guest_report.denied_enomem && status && (rec.reason == RUN_END_EXIT || rec.reason == RUN_END_CRASH))
+		rec.reason = RUN_END_MEMORY;
+	vm_destroy(&s->vm);
 	struct extract_stats wst = { 0 };
-	status = writeback_finish(&wb, &disks, status, &wst);
-	disks_release(&disks);
-	rec.status = status;
-	rec.workdir_bytes = wst.bytes, rec.workdir_files = wst.files + wst.removed;
-	rec.workdir_conflicts = wst.conflicts, rec.workdir_failed = wst.failed;
-	rec.conflict_paths = wst.conflict;
-	rec.nconflict_paths = wst.conflicts < EXTRACT_NOTED ? (int)wst.conflicts : EXTRACT_NOTED;
-	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &started);
+	rec.status = status = writeback_finish(&s->wb, &s->disks, status, &wst);
+	disks_release(&s->disks);
+	record_writeback(&rec, &wst);
+	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &s->started);
 	rec.cpu_s = seconds_since(CLOCK_PROCESS_CPUTIME_ID, NULL);
-	audit_end(audit, &rec, &guest_report);
-	if (o->stats)
+	audit_end(s->audit, &rec, &guest_report);
+	if (s->o->stats)
 		stats_print(&rec);
-	free(path);
-	free(system_disk);
+	free(s->path);
+	free(s->system_disk);
 	return status;
+}
+
+static int run(struct options *o)
+{
+	static struct session s;
+	s.o = o;
+	prepare(&s);
+	boot(&s);
+	int status = run_vm(&s);
+	return report(&s, status);
 }
 
 /* With fd 0, 1 or 2 closed, /dev/kvm could land there and be handed to the
@@ -592,6 +378,21 @@ static void claim_std_fds(void)
 			die(EXIT_INTERNAL, "cannot open /dev/null for fd %d", fd);
 }
 
+/* husk policy show [OPTIONS]: the effective policy as JSON. */
+static int policy_show(int argc, char **argv)
+{
+	struct options o = { 0 };
+	if (argc < 3 || strcmp(argv[2], "show"))
+		usage_error("unknown policy command (expected: husk policy show [OPTIONS])");
+	parse_options(argc - 2, argv + 2, &o, 0);
+	json_t *p = policy_json(&o);
+	char *text = json_dumps(p, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	puts(text);
+	free(text);
+	json_decref(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	close_range(3, ~0u, 0); /* nothing inherited beyond stdio reaches the VMM */
@@ -599,25 +400,15 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage_error("no command given");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		help();
+		options_help();
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("husk %s\n", HUSK_VERSION);
 		return 0;
 	}
-	struct options o = { 0 };
-	if (!strcmp(argv[1], "policy")) {
-		if (argc < 3 || strcmp(argv[2], "show"))
-			usage_error("unknown policy command (expected: husk policy show [OPTIONS])");
-		parse_options(argc - 2, argv + 2, &o, 0);
-		json_t *p = policy_json(&o);
-		char *text = json_dumps(p, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		puts(text);
-		free(text);
-		json_decref(p);
-		return 0;
-	}
+	if (!strcmp(argv[1], "policy"))
+		return policy_show(argc, argv);
 	if (!strcmp(argv[1], "writeback")) {
 		if (argc != 4)
 			usage_error("usage: husk writeback IMAGE DIR (an image kept by a write-back that failed)");
@@ -625,6 +416,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "run"))
 		usage_error("unknown command '%s'", argv[1]);
+	struct options o = { 0 };
 	parse_options(argc - 1, argv + 1, &o, 1);
 	return run(&o);
 }

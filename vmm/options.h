@@ -3,6 +3,10 @@
 #define HUSK_OPTIONS_H
 #include <stdint.h>
 
+#ifndef HUSK_VERSION
+#define HUSK_VERSION "0.1.0"
+#endif
+
 struct options {
 	uint64_t memory;
 	double timeout, cpu_time;
@@ -20,4 +24,12 @@ struct options {
 	char **args; /* argv of the program, args[0] = program as given */
 	int nargs;
 };
+
+/* Defaults, then the policy file's settings (--policy), then the options in
+ * argv (argv[0] is skipped; they win).  A bad option ends husk with
+ * EXIT_USAGE, --help and --version with 0.  With need_program, argv must
+ * name the program (unless --kernel-selftest). */
+void parse_options(int argc, char **argv, struct options *o, int need_program);
+/* husk --help. */
+void options_help(void);
 #endif

@@ -13,11 +13,21 @@
 #include "stop.h"
 
 static struct kvm_run *volatile running;
-static const char *end_reason = "error";
+static enum run_end end_reason = RUN_END_ERROR;
 
-const char *run_end_reason(void)
+enum run_end run_end_reason(void)
 {
 	return end_reason;
+}
+
+const char *run_end_name(enum run_end r)
+{
+	static const char *const names[] = {
+		[RUN_END_ERROR] = "error", [RUN_END_EXIT] = "exit", [RUN_END_CRASH] = "crash",
+		[RUN_END_PANIC] = "panic", [RUN_END_TIMEOUT] = "timeout", [RUN_END_CPU] = "cpu",
+		[RUN_END_OUTPUT] = "output", [RUN_END_MEMORY] = "memory",
+	};
+	return names[r];
 }
 
 /* Timer signals: make KVM_RUN (or a blocking read/write) return EINTR. */
@@ -173,7 +183,7 @@ static int internal_error(struct vm *v)
 	if (ins && ins[0] == 0xcd) {
 		fprintf(stderr, "husk: program killed by SIGSEGV (software interrupt int $%#x) at rip %#llx\n", ins[1],
 			(unsigned long long)r.rip);
-		end_reason = "crash";
+		end_reason = RUN_END_CRASH;
 		return 128 + SIGSEGV;
 	}
 	fprintf(stderr, "husk: the guest ran an instruction KVM cannot handle (internal error %u)\n",
@@ -197,9 +207,10 @@ static int handle_mmio(struct vm *v, struct run_devices *dev)
 		struct virtio_mmio *d = dev->mmio[i];
 		if (a >= d->base && a < d->base + HUSK_MMIO_SIZE) {
 			const char *err = NULL;
-			if (virtio_mmio_access(d, a - d->base, run->mmio.data, run->mmio.len, run->mmio.is_write, &err))
-				return fprintf(stderr, "husk: guest misbehaved: %s; run stopped\n", err), -1;
-			return 0;
+			if (!virtio_mmio_access(d, a - d->base, run->mmio.data, run->mmio.len, run->mmio.is_write, &err))
+				return 0;
+			fprintf(stderr, "husk: guest misbehaved: %s; run stopped\n", err);
+			return -1;
 		}
 	}
 	fprintf(stderr, "husk: guest misbehaved: %s of unknown MMIO address %#llx; run stopped\n",
@@ -207,21 +218,47 @@ static int handle_mmio(struct vm *v, struct run_devices *dev)
 	return -1;
 }
 
+/* The guest kernel's ports (husk/abi.h): the run's end, or a sleep.
+ * Returns the run's status, or -1 to go on running. */
+static int handle_port(struct vm *v)
+{
+	struct kvm_run *run = v->run;
+	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.size != 4 || run->io.count != 1)
+		return guest_error(v, "unexpected I/O port access");
+	uint32_t val;
+	memcpy(&val, (uint8_t *)run + run->io.data_offset, 4);
+	switch (run->io.port) {
+	case HUSK_PORT_EXIT:
+		end_reason = RUN_END_EXIT;
+		return val & 0xff;
+	case HUSK_PORT_FAULT:
+		end_reason = RUN_END_CRASH;
+		return program_fault(v);
+	case HUSK_PORT_PANIC:
+		end_reason = RUN_END_PANIC;
+		return kernel_panic(v);
+	case HUSK_PORT_SLEEP:
+		guest_sleep(v);
+		return -1;
+	}
+	return guest_error(v, "write to an unknown I/O port");
+}
+
 static int stopped(const struct run_limits *lim)
 {
 	switch (stop_requested()) {
 	case STOP_PIPE:
-		end_reason = "output";
+		end_reason = RUN_END_OUTPUT;
 		return 128 + SIGPIPE; /* like a program writing to a closed pipe */
 	case STOP_OUTPUT:
-		end_reason = "output";
+		end_reason = RUN_END_OUTPUT;
 		return EXIT_OUTPUT; /* the console said so on stderr */
 	case STOP_CPU:
-		end_reason = "cpu";
+		end_reason = RUN_END_CPU;
 		fprintf(stderr, "husk: CPU time limit of %g s reached; run stopped\n", lim->cpu_s);
 		return EXIT_CPU;
 	default:
-		end_reason = "timeout";
+		end_reason = RUN_END_TIMEOUT;
 		fprintf(stderr, "husk: timed out after %g s; run stopped\n", lim->timeout_s);
 		return EXIT_TIMEOUT;
 	}
@@ -248,25 +285,9 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 			break;
 		}
 		switch (run->exit_reason) {
-		case KVM_EXIT_IO: {
-			if (run->io.direction != KVM_EXIT_IO_OUT || run->io.size != 4 || run->io.count != 1) {
-				status = guest_error(v, "unexpected I/O port access");
-				break;
-			}
-			uint32_t val;
-			memcpy(&val, (uint8_t *)run + run->io.data_offset, 4);
-			if (run->io.port == HUSK_PORT_EXIT)
-				status = val & 0xff, end_reason = "exit";
-			else if (run->io.port == HUSK_PORT_FAULT)
-				status = program_fault(v), end_reason = "crash";
-			else if (run->io.port == HUSK_PORT_PANIC)
-				status = kernel_panic(v), end_reason = "panic";
-			else if (run->io.port == HUSK_PORT_SLEEP)
-				guest_sleep(v);
-			else
-				status = guest_error(v, "write to an unknown I/O port");
+		case KVM_EXIT_IO:
+			status = handle_port(v);
 			break;
-		}
 		case KVM_EXIT_MMIO:
 			if (handle_mmio(v, dev))
 				status = EXIT_GUEST_ERROR;

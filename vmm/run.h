@@ -15,9 +15,23 @@ struct run_limits {
 	double cpu_s;       /* CPU time of the VMM, the vCPU's included; 0: none */
 };
 
+/* Why the run ended, for the audit record and --stats. */
+enum run_end {
+	RUN_END_ERROR,   /* husk or KVM failed, the guest broke the protocol or crashed its kernel */
+	RUN_END_EXIT,    /* the program exited */
+	RUN_END_CRASH,   /* the program was killed by a fault or a signal */
+	RUN_END_PANIC,   /* the guest kernel panicked */
+	RUN_END_TIMEOUT, /* --timeout */
+	RUN_END_CPU,     /* --cpu-time */
+	RUN_END_OUTPUT,  /* --output-limit, or the host closed stdout or stderr */
+	RUN_END_MEMORY,  /* not set by the run: main's verdict on an exit or crash after ENOMEM */
+};
+
 /* Signal handlers and the CPU-time timer: before the VMM is confined. */
 void run_prepare(const struct run_limits *lim);
-/* Why the run ended: exit, timeout, cpu, output, crash, panic, error. */
-const char *run_end_reason(void);
+/* Why run_guest ended. */
+enum run_end run_end_reason(void);
+/* Its name in the audit record: "exit", "timeout", ... */
+const char *run_end_name(enum run_end r);
 int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats);
 #endif

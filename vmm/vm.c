@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -9,24 +8,12 @@
 #include <unistd.h>
 #include "husk/abi.h"
 #include "copyin.h"
+#include "errmsg.h"
 #include "vm.h"
 
 #define MSR_STAR   0xc0000081u
 #define MSR_LSTAR  0xc0000082u
 #define MSR_SFMASK 0xc0000084u
-
-/* A failed ioctl: the message with errno's text appended. */
-#define fail(err, n, ...) errmsg_errno(err, n, __VA_ARGS__)
-static int errmsg_errno(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int len = vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	if (errno && len >= 0 && (size_t)len < n)
-		snprintf(err + len, n - len, ": %s", strerror(errno));
-	return -1;
-}
 
 static int get_msr(int vcpu, uint32_t index, uint64_t *value)
 {
@@ -137,37 +124,37 @@ int vm_create(struct vm *v, uint64_t ram_size, int allow_pvm, char *err, size_t 
 	v->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (v->kvm < 0) {
 		*user_error = 1;
-		return fail(err, errlen, "cannot open /dev/kvm");
+		return errmsg_errno(err, errlen, "cannot open /dev/kvm");
 	}
 	if (ioctl(v->kvm, KVM_GET_API_VERSION, 0) != KVM_API_VERSION)
-		return fail(err, errlen, "/dev/kvm speaks an unknown KVM API version");
+		return errmsg_errno(err, errlen, "/dev/kvm speaks an unknown KVM API version");
 	v->fd = ioctl(v->kvm, KVM_CREATE_VM, 0);
 	if (v->fd < 0)
-		return fail(err, errlen, "KVM_CREATE_VM");
+		return errmsg_errno(err, errlen, "KVM_CREATE_VM");
 	int e = guest_mem_alloc(&v->mem, ram_size);
 	if (e) {
 		errno = -e;
-		return fail(err, errlen, "cannot allocate %llu MiB of guest memory", (unsigned long long)(ram_size >> 20));
+		return errmsg_errno(err, errlen, "cannot allocate %llu MiB of guest memory", (unsigned long long)(ram_size >> 20));
 	}
 	struct kvm_userspace_memory_region region = {
 		.slot = 0, .guest_phys_addr = 0, .memory_size = ram_size, .userspace_addr = (uintptr_t)v->mem.host,
 	};
 	if (ioctl(v->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
-		return fail(err, errlen, "KVM_SET_USER_MEMORY_REGION");
+		return errmsg_errno(err, errlen, "KVM_SET_USER_MEMORY_REGION");
 	v->vcpu = ioctl(v->fd, KVM_CREATE_VCPU, 0);
 	if (v->vcpu < 0)
-		return fail(err, errlen, "KVM_CREATE_VCPU");
+		return errmsg_errno(err, errlen, "KVM_CREATE_VCPU");
 	int sz = ioctl(v->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (sz <= 0)
-		return fail(err, errlen, "KVM_GET_VCPU_MMAP_SIZE");
+		return errmsg_errno(err, errlen, "KVM_GET_VCPU_MMAP_SIZE");
 	v->run_size = sz;
 	v->run = mmap(NULL, v->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->vcpu, 0);
 	if (v->run == MAP_FAILED) {
 		v->run = NULL;
-		return fail(err, errlen, "mmap of the vCPU run area");
+		return errmsg_errno(err, errlen, "mmap of the vCPU run area");
 	}
 	if (set_cpuid(v) < 0)
-		return fail(err, errlen, "KVM_SET_CPUID2");
+		return errmsg_errno(err, errlen, "KVM_SET_CPUID2");
 	uint64_t sig = 0;
 	v->pvm = allow_pvm && get_msr(v->vcpu, PVM_MSR_SIGNATURE, &sig) == 0 && sig == PVM_SIGNATURE;
 	uint64_t khz = 0;
@@ -176,7 +163,7 @@ int vm_create(struct vm *v, uint64_t ram_size, int allow_pvm, char *err, size_t 
 		khz = k > 0 ? (uint64_t)k : 0;
 	}
 	if (!khz)
-		return fail(err, errlen, "cannot learn the TSC frequency");
+		return errmsg_errno(err, errlen, "cannot learn the TSC frequency");
 	v->tsc_khz = khz;
 	if (!v->pvm)
 		ioctl(v->fd, KVM_SET_TSS_ADDR, 0xfffbd000ul); /* VMX wants one; harmless elsewhere */
@@ -247,12 +234,12 @@ int vm_setup_cpu(struct vm *v, uint64_t entry, char *err, size_t errlen)
 	errno = 0;
 	const struct husk_kernel_header *kh = gpa_ptr(&v->mem, HUSK_KERNEL_BASE, sizeof *kh);
 	if (!kh || kh->magic != HUSK_KERNEL_MAGIC)
-		return fail(err, errlen, "guest kernel has no husk header");
+		return errmsg_errno(err, errlen, "guest kernel has no husk header");
 	build_page_tables(v);
 	write_gdt_tss(v);
 	struct kvm_sregs s;
 	if (ioctl(v->vcpu, KVM_GET_SREGS, &s) < 0)
-		return fail(err, errlen, "KVM_GET_SREGS");
+		return errmsg_errno(err, errlen, "KVM_GET_SREGS");
 	s.cr0 = 0x80050033; /* PG WP NE ET MP PE, AM */
 	s.cr3 = HUSK_PML4;
 	s.cr4 = 0x620;      /* PAE OSFXSR OSXMMEXCPT */
@@ -276,15 +263,15 @@ int vm_setup_cpu(struct vm *v, uint64_t entry, char *err, size_t errlen)
 	s.idt.base = 0;   /* the kernel loads its own */
 	s.idt.limit = 0;
 	if (ioctl(v->vcpu, KVM_SET_SREGS, &s) < 0)
-		return fail(err, errlen, "KVM_SET_SREGS");
+		return errmsg_errno(err, errlen, "KVM_SET_SREGS");
 	/* syscall enters at CS 0x10 / SS 0x18; SFMASK clears TF IF DF AC NT. */
 	uint32_t msr[] = { MSR_STAR, MSR_LSTAR, MSR_SFMASK };
 	uint64_t val[] = { (uint64_t)HUSK_UCS32 << 48 | (uint64_t)HUSK_KCS << 32, kh->syscall_entry, 0x47700 };
 	if (set_msrs(v->vcpu, msr, val, 3) < 0)
-		return fail(err, errlen, "KVM_SET_MSRS");
+		return errmsg_errno(err, errlen, "KVM_SET_MSRS");
 	struct kvm_regs r = { .rip = entry, .rdi = HUSK_FDT, .rsi = v->pvm ? HUSK_BOOT_PVM : 0, .rflags = 2 };
 	if (ioctl(v->vcpu, KVM_SET_REGS, &r) < 0)
-		return fail(err, errlen, "KVM_SET_REGS");
+		return errmsg_errno(err, errlen, "KVM_SET_REGS");
 	return 0;
 }
 

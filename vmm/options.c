@@ -1,0 +1,236 @@
+/* The command line: husk run's options, the same from a policy file
+ * (policy.h), and --help. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "errmsg.h"
+#include "exit_codes.h"
+#include "husk/abi.h"
+#include "options.h"
+#include "policy.h"
+
+void options_help(void)
+{
+	printf("Usage: husk run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	       "       husk policy show [OPTIONS]   print the effective policy as JSON\n"
+	       "       husk writeback IMAGE DIR     retry a workdir write-back that could not complete\n"
+	       "Run PROGRAM in a fresh hardware-isolated microVM and exit with its status.\n"
+	       "PROGRAM is an image name (e.g. lua) or the path of a static x86-64 ELF executable.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -m, --memory SIZE     guest memory, e.g. 256M or 1G (default 256M; %lluM to %lluG)\n"
+	       "  -t, --timeout SECS    stop the run after SECS seconds of wall time (exit 124)\n"
+	       "      --cpu-time SECS   stop the run after SECS seconds of CPU time (exit 152)\n"
+	       "      --output-limit SIZE  stdout and stderr together (default 64M); a write\n"
+	       "                        beyond it ends the run (exit 153) with a marker on stderr\n"
+	       "      --open-files N    files the program may have open at once, 3 to 1024\n"
+	       "                        (default 1024; beyond it open fails with EMFILE)\n"
+	       "  -e, --env KEY=VALUE   set a variable in the program's environment (repeatable;\n"
+	       "                        otherwise it holds only the image's defaults and\n"
+	       "                        PATH, HOME, LANG: nothing of the host's)\n"
+	       "      --ro NAME=PATH    attach PATH (a directory or an ext2 image) read-only at\n"
+	       "                        /data/NAME (repeatable)\n"
+	       "  -w, --workdir DIR     attach DIR (created if missing) writable at /workdir, the\n"
+	       "                        current directory; what the program changed there is\n"
+	       "                        written back to DIR after the run, whatever its outcome\n"
+	       "                        (where the host changed a path too, the program's version\n"
+	       "                        goes beside the host's as NAME.husk-conflict)\n"
+	       "      --disk SIZE       capacity of the workdir disk (default 1G)\n"
+	       "      --policy FILE     settings from a JSON policy file (options given win)\n"
+	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
+	       "      --stats           a short summary of the run on stderr\n"
+	       "      --no-pvm          do not use kvm_pvm even where /dev/kvm offers it\n"
+	       "      --no-namespaces   keep the VMM in husk's namespaces and root (saves\n"
+	       "                        ~0.4 ms; by default it is pid 1 of a new pid namespace,\n"
+	       "                        in mount, network, IPC and UTS namespaces of husk's own\n"
+	       "                        (kept in /run/husk/ns) with an empty root)\n"
+	       "      --syscalls        list the system calls the program made, on stderr\n"
+	       "      --kernel-selftest boot the guest kernel into its self-test instead of a program\n"
+	       "  -h, --help            show this help\n"
+	       "  -V, --version         show the version\n"
+	       "\n"
+	       "Exit status: the program's; 128+N when the program was killed by signal N;\n"
+	       "120 host error, 121 guest broke the device protocol, 122 guest kernel panic,\n"
+	       "123 workdir not written back, 124 timeout, 125 usage error (bad option, image,\n"
+	       "program or no /dev/kvm), 152 CPU time limit, 153 output limit.\n"
+	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary.\n",
+	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
+}
+
+/* "256M", "1G", "1048576": bytes. */
+static uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint64_t max)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		usage_error("bad %s '%s'", what, s);
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		usage_error("bad %s '%s'", what, s);
+	if (v > (max >> shift) || (v << shift) < min || (v << shift) > max)
+		usage_error("%s '%s' is outside %lluM..%lluG", what, s, (unsigned long long)(min >> 20),
+			    (unsigned long long)(max >> 30));
+	return (uint64_t)v << shift;
+}
+
+static uint32_t parse_open_files(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < 3 || v > HUSK_OPEN_FILES_MAX)
+		usage_error("bad open-files limit '%s' (a number from 3 to %d)", s, HUSK_OPEN_FILES_MAX);
+	return (uint32_t)v;
+}
+
+/* Guest memory: rounded up to 2 MiB pages. */
+static uint64_t parse_memory(const char *s)
+{
+	uint64_t bytes = parse_bytes("memory size", s, HUSK_RAM_MIN, HUSK_RAM_MAX);
+	return (bytes + (2ull << 20) - 1) & ~((2ull << 20) - 1);
+}
+
+static double parse_seconds(const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e7)
+		usage_error("bad timeout '%s' (seconds, more than 0)", s);
+	return v;
+}
+
+static const struct option longopts[] = {
+	{ "memory", required_argument, 0, 'm' },
+	{ "timeout", required_argument, 0, 't' },
+	{ "env", required_argument, 0, 'e' },
+	{ "cpu-time", required_argument, 0, 'C' },
+	{ "output-limit", required_argument, 0, 'O' },
+	{ "ro", required_argument, 0, 'R' },
+	{ "workdir", required_argument, 0, 'w' },
+	{ "disk", required_argument, 0, 'D' },
+	{ "policy", required_argument, 0, 'p' },
+	{ "audit", required_argument, 0, 'A' },
+	{ "stats", no_argument, 0, 's' },
+	{ "open-files", required_argument, 0, 'F' },
+	{ "no-pvm", no_argument, 0, 'P' },
+	{ "no-namespaces", no_argument, 0, 'N' },
+	{ "syscalls", no_argument, 0, 'S' },
+	{ "kernel-selftest", no_argument, 0, 'K' },
+	{ "help", no_argument, 0, 'h' },
+	{ "version", no_argument, 0, 'V' },
+	{ 0, 0, 0, 0 },
+};
+
+/* One pass of getopt over argv (argv[0] is skipped); returns optind.  With
+ * policy set, only --policy is taken and everything else is checked only. */
+static int apply_options(int argc, char **argv, struct options *o, const char **policy)
+{
+	struct options scratch = *o;
+	struct options *t = policy ? &scratch : o;
+	optind = 0;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:m:t:e:w:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm': t->memory = parse_memory(optarg); break;
+		case 'R': t->ro[t->nro++] = optarg; break;
+		case 'w': t->workdir = optarg; break;
+		case 'D': t->disk_size = parse_bytes("disk size", optarg, 16ull << 20, 1ull << 40) & ~4095ull; break;
+		case 't': t->timeout = parse_seconds(optarg); break;
+		case 'C': t->cpu_time = parse_seconds(optarg); break;
+		case 'O': t->output_limit = parse_bytes("output limit", optarg, 1, 1ull << 50); break;
+		case 'e':
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				usage_error("bad environment variable '%s' (expected KEY=VALUE)", optarg);
+			t->env[t->nenv++] = optarg;
+			break;
+		case 'p':
+			if (policy)
+				*policy = optarg;
+			break;
+		case 'A': t->audit = optarg; break;
+		case 's': t->stats = 1; break;
+		case 'F': t->open_files = parse_open_files(optarg); break;
+		case 'P': t->no_pvm = 1; break;
+		case 'N': t->no_namespaces = 1; break;
+		case 'S': t->syscalls = 1; break;
+		case 'K': t->selftest = 1; break;
+		case 'h': options_help(); exit(0);
+		case 'V': printf("husk %s\n", HUSK_VERSION); exit(0);
+		case ':': usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return optind;
+}
+
+/* The policy file's settings: turned into options (policy.h) and applied
+ * like the command line's.  env and ro hold room entries and get one more
+ * for each of the policy's options, any of which could be -e or --ro. */
+static void apply_policy(const char *policy, char *argv0, struct options *o, size_t room)
+{
+	char err[512];
+	char **pargs = NULL;
+	int npargs = policy_to_args(policy, &pargs, err, sizeof err);
+	if (npargs < 0)
+		die(EXIT_USAGE, "%s", err);
+	o->env = realloc(o->env, (room + npargs) * sizeof *o->env);
+	o->ro = realloc(o->ro, (room + npargs) * sizeof *o->ro);
+	if (!o->env || !o->ro)
+		die(EXIT_INTERNAL, "out of memory");
+	char **v = calloc(npargs + 2, sizeof *v);
+	if (!v)
+		die(EXIT_INTERNAL, "out of memory");
+	v[0] = argv0;
+	memcpy(v + 1, pargs, npargs * sizeof *v);
+	apply_options(npargs + 1, v, o, NULL);
+}
+
+void parse_options(int argc, char **argv, struct options *o, int need_program)
+{
+	o->memory = 256ull << 20;
+	o->disk_size = 1ull << 30;
+	o->output_limit = 64ull << 20;
+	o->open_files = HUSK_OPEN_FILES_MAX;
+	const char *policy = NULL;
+	/* Every option could be -e or --ro. */
+	size_t room = argc + 1;
+	o->env = calloc(room, sizeof *o->env);
+	o->ro = calloc(room, sizeof *o->ro);
+	if (!o->env || !o->ro)
+		die(EXIT_INTERNAL, "out of memory");
+	apply_options(argc, argv, o, &policy);
+	if (policy)
+		apply_policy(policy, argv[0], o, room);
+	int first = apply_options(argc, argv, o, NULL);
+	if (o->selftest) {
+		static char *self[] = { "husk-kernel-selftest", NULL };
+		o->args = self;
+		o->nargs = 1;
+		return;
+	}
+	if (first >= argc) {
+		if (need_program)
+			usage_error("no program given");
+		return;
+	}
+	o->program = argv[first];
+	o->args = argv + first;
+	o->nargs = argc - first;
+}
