@@ -5,18 +5,18 @@
 #include <string.h>
 #include "cpu.h"
 #include "fs/blockdev.h"
+#include "husk/virtio_blk.h"
 #include "kernel.h"
 #include "virtio.h"
 
-enum { T_IN = 0, T_OUT = 1, T_FLUSH = 4 };
-#define VIRTIO_BLK_F_RO 5
-#define VIRTIO_BLK_F_FLUSH 9
 #define MAX_REQUEST (1u << 20) /* bytes per request: bounds one host pread */
+_Static_assert(MAX_REQUEST <= HUSK_BLK_MAX_REQUEST, "the VMM refuses larger requests");
+#define SECTOR VIRTIO_BLK_SECTOR_SIZE
 
 struct vblk {
 	struct virtio_dev dev;
 	struct virtq q __attribute__((aligned(64)));
-	struct { uint32_t type, reserved; uint64_t sector; } hdr;
+	struct virtio_blk_req_hdr hdr;
 	uint8_t status;
 	struct blockdev bd;
 };
@@ -30,16 +30,16 @@ static int request(struct vblk *b, uint32_t type, uint64_t sector, void *buf, ui
 	struct vbuf v[3] = { { &b->hdr, sizeof b->hdr, 0 } };
 	int n = 1;
 	if (len)
-		v[n++] = (struct vbuf){ buf, len, type == T_IN };
+		v[n++] = (struct vbuf){ buf, len, type == VIRTIO_BLK_T_IN };
 	v[n++] = (struct vbuf){ &b->status, 1, 1 };
 	virtq_request(&b->dev, &b->q, v, n);
-	return b->status == 0 ? 0 : type == T_OUT && b->bd.read_only ? -EROFS : -EIO;
+	return b->status == VIRTIO_BLK_S_OK ? 0 : type == VIRTIO_BLK_T_OUT && b->bd.read_only ? -EROFS : -EIO;
 }
 
 static int transfer(void *ctx, uint32_t type, uint64_t sector, void *buf, uint32_t count)
 {
 	struct vblk *b = ctx;
-	uint64_t bytes = (uint64_t)count * 512;
+	uint64_t bytes = (uint64_t)count * SECTOR;
 	if (sector > b->bd.sectors || count > b->bd.sectors - sector)
 		return -EIO;
 	char *p = buf;
@@ -48,14 +48,14 @@ static int transfer(void *ctx, uint32_t type, uint64_t sector, void *buf, uint32
 		int r = request(b, type, sector, p, k);
 		if (r)
 			return r;
-		p += k, bytes -= k, sector += k / 512;
+		p += k, bytes -= k, sector += k / SECTOR;
 	}
 	return 0;
 }
 
 static int blk_read(void *ctx, uint64_t sector, void *buf, uint32_t count)
 {
-	return transfer(ctx, T_IN, sector, buf, count);
+	return transfer(ctx, VIRTIO_BLK_T_IN, sector, buf, count);
 }
 
 static int blk_write(void *ctx, uint64_t sector, const void *buf, uint32_t count)
@@ -63,13 +63,13 @@ static int blk_write(void *ctx, uint64_t sector, const void *buf, uint32_t count
 	struct vblk *b = ctx;
 	if (b->bd.read_only)
 		return -EROFS;
-	return transfer(ctx, T_OUT, sector, (void *)buf, count);
+	return transfer(ctx, VIRTIO_BLK_T_OUT, sector, (void *)buf, count);
 }
 
 static int blk_flush(void *ctx)
 {
 	struct vblk *b = ctx;
-	return b->bd.read_only ? 0 : request(b, T_FLUSH, 0, 0, 0);
+	return b->bd.read_only ? 0 : request(b, VIRTIO_BLK_T_FLUSH, 0, 0, 0);
 }
 
 struct blockdev *blk_open(uintptr_t mmio, int read_only)
@@ -83,7 +83,9 @@ struct blockdev *blk_open(uintptr_t mmio, int read_only)
 		kfree(b, sizeof *b);
 		return 0;
 	}
-	uint64_t cap = mmio_read32(mmio + VIRTIO_MMIO_CONFIG) | (uint64_t)mmio_read32(mmio + VIRTIO_MMIO_CONFIG + 4) << 32;
+	/* A 64-bit config field is read as two 32-bit halves (4.2.2.2). */
+	uintptr_t cap_at = mmio + VIRTIO_MMIO_CONFIG + offsetof(struct virtio_blk_config, capacity);
+	uint64_t cap = mmio_read32(cap_at) | (uint64_t)mmio_read32(cap_at + 4) << 32;
 	b->bd = (struct blockdev){ b, cap, read_only, blk_read, blk_write, blk_flush };
 	return &b->bd;
 }

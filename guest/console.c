@@ -4,12 +4,11 @@
  * access is an exit, ~0.1-0.2 ms on kvm_pvm.  A receive completed with length
  * 0 is end of input (husk's convention; the console has no EOF of its own). */
 #include <errno.h>
+#include "husk/virtio_console.h"
 #include "kernel.h"
 #include "virtio.h"
 
 #define CHUNK (1u << 20) /* bytes per transmit request */
-
-enum { RECEIVEQ, TRANSMITQ };
 
 static struct console {
 	struct virtio_dev dev;
@@ -25,7 +24,7 @@ static struct console *console_for(int fd)
 		struct console *c = &consoles[i];
 		if (!c->dev.ready) {
 			c->dev.mmio = ci->mmio;
-			c->q.index = fd == 0 ? RECEIVEQ : TRANSMITQ;
+			c->q.index = fd == 0 ? VIRTIO_CONSOLE_RECEIVEQ : VIRTIO_CONSOLE_TRANSMITQ;
 			if (virtio_init(&c->dev, &c->q, 1, 0))
 				panic("virtio console at %lx did not initialize", (unsigned long)ci->mmio);
 		}

@@ -22,7 +22,6 @@ struct disk_info {
 	const char *mount; /* where to mount it: /usr, /data/NAME, /workdir */
 	int read_only;
 };
-#define MAX_DISKS 12
 
 struct bootinfo {
 	uint64_t ram_size;

@@ -5,18 +5,17 @@
 #define GUEST_VIRTIO_H
 #include <stdint.h>
 #include "husk/virtio_regs.h"
+#include "husk/virtio_ring.h"
 
 #define VQ_SIZE 16
 
-struct vring_desc { uint64_t addr; uint32_t len; uint16_t flags, next; };
-struct vring_avail { uint16_t flags, idx, ring[VQ_SIZE], used_event; };
-struct vring_used_elem { uint32_t id, len; };
-struct vring_used { uint16_t flags, idx; struct vring_used_elem ring[VQ_SIZE]; uint16_t avail_event; };
+struct vring_avail VIRTQ_AVAIL(VQ_SIZE);
+struct vring_used VIRTQ_USED(VQ_SIZE);
 
 struct virtq {
-	struct vring_desc desc[VQ_SIZE] __attribute__((aligned(16)));
-	struct vring_avail avail __attribute__((aligned(2)));
-	struct vring_used used __attribute__((aligned(4)));
+	struct virtq_desc desc[VQ_SIZE] __attribute__((aligned(VIRTQ_DESC_ALIGN)));
+	struct vring_avail avail __attribute__((aligned(VIRTQ_AVAIL_ALIGN)));
+	struct vring_used used __attribute__((aligned(VIRTQ_USED_ALIGN)));
 	uint16_t index;   /* queue number on the device */
 	uint16_t used_seen;
 };

@@ -6,9 +6,8 @@
 #define HUSK_DISKS_H
 #include <stddef.h>
 #include <stdint.h>
+#include "husk/abi.h" /* MAX_DISKS */
 #include "copyin.h"
-
-#define MAX_DISKS 12
 
 struct disk {
 	char mount[96];      /* where the guest mounts it */

@@ -6,19 +6,10 @@
 #include "stop.h"
 #include "virtio_blk.h"
 
-#define SECTOR 512
-/* Data bytes in one request: husk's guest sends at most 1 MiB; more is an
- * I/O error, so one request cannot keep the VMM busy for long. */
-#define MAX_REQUEST (4u << 20)
+#define SECTOR VIRTIO_BLK_SECTOR_SIZE
 /* Bytes per pread/pwrite: a file's pread is not interrupted by the timer
  * signal, so a stop request is checked between chunks. */
 #define IO_CHUNK (1u << 20)
-#define VIRTIO_BLK_F_SEG_MAX 2
-#define VIRTIO_BLK_F_RO 5
-#define VIRTIO_BLK_F_FLUSH 9
-
-enum { T_IN = 0, T_OUT = 1, T_FLUSH = 4, T_GET_ID = 8 };
-enum { S_OK = 0, S_IOERR = 1, S_UNSUPP = 2 };
 
 /* A position in a descriptor chain's segments: requests are framed by bytes,
  * not by descriptors (virtio 1.x, 2.6.4). */
@@ -70,39 +61,38 @@ static int transfer(struct blk *b, int writing, char *p, size_t n, off_t *pos)
 
 static uint8_t do_io(struct blk *b, int writing, uint64_t sector, struct iovec *iov, int niov, size_t len)
 {
-	if (len % SECTOR || len > MAX_REQUEST || sector > b->sectors || len / SECTOR > b->sectors - sector)
-		return S_IOERR;
+	if (len % SECTOR || len > HUSK_BLK_MAX_REQUEST || sector > b->sectors || len / SECTOR > b->sectors - sector)
+		return VIRTIO_BLK_S_IOERR;
 	if (writing && b->read_only) {
 		b->denied_writes++;
-		return S_IOERR;
+		return VIRTIO_BLK_S_IOERR;
 	}
 	off_t pos = (off_t)(sector * SECTOR);
 	for (int i = 0; i < niov; i++)
 		if (transfer(b, writing, iov[i].iov_base, iov[i].iov_len, &pos))
-			return S_IOERR;
+			return VIRTIO_BLK_S_IOERR;
 	if (writing)
 		b->bytes_written += len;
 	else
 		b->bytes_read += len;
-	return S_OK;
+	return VIRTIO_BLK_S_OK;
 }
 
 /* One request.  Returns the bytes written into the chain, or -1 when the
  * chain is malformed (*err set). */
-static long serve(struct blk *b, struct virtq_chain *c, const char **err)
+static long serve(void *priv, struct virtq_chain *c, const char **err)
 {
+	struct blk *b = priv;
 	struct cursor k = { c, 0, 0 };
 	struct iovec iov[VIRTQ_MAX_SIZE];
 	int niov;
-	uint8_t hdr[16];
+	struct virtio_blk_req_hdr hdr;
 	if (take(&k, 0, sizeof hdr, iov, &niov, VIRTQ_MAX_SIZE) != sizeof hdr)
 		return *err = "virtio-blk: request header shorter than 16 bytes", -1;
 	for (int i = 0, at = 0; i < niov; at += iov[i].iov_len, i++)
-		memcpy(hdr + at, iov[i].iov_base, iov[i].iov_len);
-	uint32_t type;
-	uint64_t sector;
-	memcpy(&type, hdr, 4);
-	memcpy(&sector, hdr + 8, 8);
+		memcpy((uint8_t *)&hdr + at, iov[i].iov_base, iov[i].iov_len);
+	uint32_t type = hdr.type;
+	uint64_t sector = hdr.sector;
 	/* The status byte is the chain's last byte, device-writable. */
 	struct virtq_seg *last = &c->seg[c->n - 1];
 	if (!last->writable || last->len == 0)
@@ -116,28 +106,28 @@ static long serve(struct blk *b, struct virtq_chain *c, const char **err)
 	uint8_t st;
 	long written = 1;
 	switch (type) {
-	case T_IN:
+	case VIRTIO_BLK_T_IN:
 		if (data_out)
 			return *err = "virtio-blk: read request carries data", -1;
 		if (take(&k, 1, data_in, iov, &niov, VIRTQ_MAX_SIZE) != data_in)
 			return *err = "virtio-blk: read request's buffers are not all device-writable", -1;
 		st = do_io(b, 0, sector, iov, niov, data_in);
-		if (st == S_OK)
+		if (st == VIRTIO_BLK_S_OK)
 			written += data_in;
 		break;
-	case T_OUT:
+	case VIRTIO_BLK_T_OUT:
 		if (data_in)
 			return *err = "virtio-blk: write request has device-writable data", -1;
 		if (take(&k, 0, data_out, iov, &niov, VIRTQ_MAX_SIZE) != data_out)
 			return *err = "virtio-blk: write request's data is not all device-readable", -1;
 		st = do_io(b, 1, sector, iov, niov, data_out);
 		break;
-	case T_FLUSH:
-		st = b->read_only || fdatasync(b->fd) == 0 ? S_OK : S_IOERR;
+	case VIRTIO_BLK_T_FLUSH:
+		st = b->read_only || fdatasync(b->fd) == 0 ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR;
 		break;
-	case T_GET_ID:
+	case VIRTIO_BLK_T_GET_ID:
 		if (data_in < sizeof b->id) {
-			st = S_IOERR;
+			st = VIRTIO_BLK_S_IOERR;
 			break;
 		}
 		if (take(&k, 1, sizeof b->id, iov, &niov, VIRTQ_MAX_SIZE) != sizeof b->id)
@@ -145,10 +135,10 @@ static long serve(struct blk *b, struct virtq_chain *c, const char **err)
 		for (int i = 0, at = 0; i < niov; at += iov[i].iov_len, i++)
 			memcpy(iov[i].iov_base, b->id + at, iov[i].iov_len);
 		written += sizeof b->id;
-		st = S_OK;
+		st = VIRTIO_BLK_S_OK;
 		break;
 	default:
-		st = S_UNSUPP;
+		st = VIRTIO_BLK_S_UNSUPP;
 	}
 	*status = st;
 	return written;
@@ -156,26 +146,10 @@ static long serve(struct blk *b, struct virtq_chain *c, const char **err)
 
 static int blk_notify(struct virtio_mmio *d, int qi, const char **err)
 {
-	struct blk *b = d->priv;
-	struct virtq *q = &d->q[qi];
-	static struct virtq_chain ch;
-	/* What was pending at the notify, and nothing after a stop request. */
-	int r = virtq_begin(q, d->mem, err);
-	while (r > 0 && !stop_requested() && (r = virtq_pop(q, d->mem, &ch, err)) == 1) {
-		long n = serve(b, &ch, err);
-		if (n < 0 || virtq_push(q, d->mem, ch.head, (uint32_t)n, err))
-			return -1;
-	}
-	return r < 0 ? -1 : 0;
+	return virtio_mmio_serve(d, qi, serve, err);
 }
 
 static const struct virtio_device_ops blk_ops = { .notify = blk_notify };
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 void blk_init(struct blk *b, uint64_t base, const struct guest_mem *m, int fd, uint64_t size, int read_only,
 	      const char *id)
@@ -185,17 +159,17 @@ void blk_init(struct blk *b, uint64_t base, const struct guest_mem *m, int fd, u
 	b->read_only = read_only;
 	b->sectors = size / SECTOR;
 	memcpy(b->id, id, strnlen(id, sizeof b->id)); /* NUL-padded, not terminated when full */
-	put_le(b->config + 0, b->sectors, 8);          /* capacity */
-	put_le(b->config + 12, VIRTQ_MAX_SIZE - 2, 4); /* seg_max: header and status take two */
-	b->mmio.base = base;
-	b->mmio.device_id = VIRTIO_ID_BLOCK;
-	b->mmio.features = 1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_BLK_F_SEG_MAX | 1ull << VIRTIO_BLK_F_FLUSH |
-			   (read_only ? 1ull << VIRTIO_BLK_F_RO : 0);
-	b->mmio.config = b->config;
-	b->mmio.config_len = sizeof b->config;
-	b->mmio.ops = &blk_ops;
-	b->mmio.priv = b;
-	b->mmio.mem = m;
-	b->mmio.nqueues = 1;
-	virtio_mmio_reset(&b->mmio);
+	b->config.capacity = b->sectors;
+	b->config.seg_max = VIRTQ_MAX_SIZE - 2; /* header and status take two */
+	struct virtio_device dev = {
+		.id = VIRTIO_ID_BLOCK,
+		.nqueues = 1,
+		.features = 1ull << VIRTIO_BLK_F_SEG_MAX | 1ull << VIRTIO_BLK_F_FLUSH |
+			    (read_only ? 1ull << VIRTIO_BLK_F_RO : 0),
+		.config = &b->config,
+		.config_len = sizeof b->config,
+		.ops = &blk_ops,
+		.priv = b,
+	};
+	virtio_mmio_init(&b->mmio, base, m, &dev);
 }

@@ -6,6 +6,7 @@
 #ifndef HUSK_VIRTIO_BLK_H
 #define HUSK_VIRTIO_BLK_H
 #include <stdint.h>
+#include "husk/virtio_blk.h"
 #include "virtio_mmio.h"
 
 struct blk {
@@ -15,8 +16,8 @@ struct blk {
 	uint64_t sectors;           /* capacity in 512-byte sectors */
 	uint64_t bytes_read, bytes_written;
 	uint64_t denied_writes;     /* writes refused on a read-only disk */
-	uint8_t config[60];         /* struct virtio_blk_config, little endian */
-	char id[20];
+	struct virtio_blk_config config;
+	char id[VIRTIO_BLK_ID_BYTES];
 };
 
 /* fd is the image (kept open by the device).  size in bytes, a multiple of

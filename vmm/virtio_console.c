@@ -7,8 +7,6 @@
 #include "stop.h"
 #include "virtio_console.h"
 
-enum { RECEIVEQ, TRANSMITQ };
-
 /* Whole buffer to the host fd.  Gives up when a stop is requested (checked
  * before every write: one that blocks on a reader that never reads ends
  * only by the next timer signal) or the reader went away. */
@@ -66,34 +64,24 @@ static void limit_reached(struct console *c)
 	}
 }
 
-/* A chain's device-readable bytes to the host, up to the output limit. */
-static void send_chain(struct console *c, const struct virtq_chain *ch)
+/* A chain's device-readable bytes to the host, up to the output limit.
+ * Nothing is written into it. */
+static long send_chain(void *priv, struct virtq_chain *ch, const char **err)
 {
+	struct console *c = priv;
+	(void)err; /* what the host does with the output is no fault of the guest's */
 	for (int i = 0; i < ch->n && c->out_fd >= 0; i++) {
 		if (ch->seg[i].writable)
 			continue;
 		size_t n = within_limit(c, ch->seg[i].len);
 		if (write_all(c, ch->seg[i].ptr, n))
-			return;
+			return 0;
 		if (n < ch->seg[i].len) {
 			limit_reached(c);
-			return;
+			return 0;
 		}
 	}
-}
-
-static int transmit(struct console *c, const char **err)
-{
-	struct virtq *q = &c->mmio.q[TRANSMITQ];
-	static struct virtq_chain ch;
-	/* What was pending at the notify, and nothing after a stop request. */
-	int r = virtq_begin(q, c->mmio.mem, err);
-	while (r > 0 && !stop_requested() && (r = virtq_pop(q, c->mmio.mem, &ch, err)) == 1) {
-		send_chain(c, &ch);
-		if (virtq_push(q, c->mmio.mem, ch.head, 0, err))
-			return -1;
-	}
-	return r < 0 ? -1 : 0;
+	return 0;
 }
 
 /* Up to n bytes of input; 0 (end of input) on an error or a stop request. */
@@ -117,21 +105,20 @@ static ssize_t read_some(struct console *c, uint8_t *p, size_t n)
  * must not wait for input it did not ask for yet. */
 static int receive(struct console *c, const char **err)
 {
-	struct virtq *q = &c->mmio.q[RECEIVEQ];
-	static struct virtq_chain ch;
+	struct virtq *q = &c->mmio.q[VIRTIO_CONSOLE_RECEIVEQ];
+	struct virtq_chain *ch = &c->mmio.chain;
 	int r = virtq_begin(q, c->mmio.mem, err);
 	if (r > 0)
-		r = virtq_pop(q, c->mmio.mem, &ch, err);
+		r = virtq_pop(q, c->mmio.mem, ch, err);
 	if (r <= 0)
 		return r;
-	ssize_t got = ch.seg[0].writable && c->in_fd >= 0 ? read_some(c, ch.seg[0].ptr, ch.seg[0].len) : 0;
-	return virtq_push(q, c->mmio.mem, ch.head, (uint32_t)got, err);
+	ssize_t got = ch->seg[0].writable && c->in_fd >= 0 ? read_some(c, ch->seg[0].ptr, ch->seg[0].len) : 0;
+	return virtq_push(q, c->mmio.mem, ch->head, (uint32_t)got, err);
 }
 
 static int console_notify(struct virtio_mmio *d, int q, const char **err)
 {
-	struct console *c = d->priv;
-	return q == TRANSMITQ ? transmit(c, err) : receive(c, err);
+	return q == VIRTIO_CONSOLE_TRANSMITQ ? virtio_mmio_serve(d, q, send_chain, err) : receive(d->priv, err);
 }
 
 static const struct virtio_device_ops console_ops = { .notify = console_notify };
@@ -141,14 +128,13 @@ void console_init(struct console *c, uint64_t base, const struct guest_mem *m, i
 	memset(c, 0, sizeof *c);
 	c->in_fd = in_fd;
 	c->out_fd = out_fd;
-	c->mmio.base = base;
-	c->mmio.device_id = VIRTIO_ID_CONSOLE;
-	c->mmio.features = 1ull << VIRTIO_F_VERSION_1;
-	c->mmio.config = c->config;
-	c->mmio.config_len = sizeof c->config;
-	c->mmio.ops = &console_ops;
-	c->mmio.priv = c;
-	c->mmio.mem = m;
-	c->mmio.nqueues = 2;
-	virtio_mmio_reset(&c->mmio);
+	struct virtio_device dev = {
+		.id = VIRTIO_ID_CONSOLE,
+		.nqueues = 2,
+		.config = &c->config,
+		.config_len = sizeof c->config,
+		.ops = &console_ops,
+		.priv = c,
+	};
+	virtio_mmio_init(&c->mmio, base, m, &dev);
 }

@@ -4,6 +4,7 @@
 #ifndef HUSK_VIRTIO_CONSOLE_H
 #define HUSK_VIRTIO_CONSOLE_H
 #include <stdint.h>
+#include "husk/virtio_console.h"
 #include "virtio_mmio.h"
 
 /* stdout and stderr together: output up to the limit is written; a write
@@ -19,7 +20,7 @@ struct console {
 	int in_fd, out_fd;  /* host fds; in_fd < 0: no input (always EOF), out_fd < 0: none */
 	uint64_t bytes_out;
 	int out_closed;     /* the host side of out_fd went away (EPIPE) */
-	uint8_t config[12]; /* cols, rows, max_nr_ports, emerg_wr */
+	struct virtio_console_config config;
 };
 
 void console_init(struct console *c, uint64_t base, const struct guest_mem *m, int in_fd, int out_fd);

@@ -1,6 +1,35 @@
 #include <string.h>
 #include "husk/virtio_regs.h"
+#include "stop.h"
 #include "virtio_mmio.h"
+
+void virtio_mmio_init(struct virtio_mmio *d, uint64_t base, const struct guest_mem *m,
+		      const struct virtio_device *dev)
+{
+	d->base = base;
+	d->device_id = dev->id;
+	d->features = dev->features | 1ull << VIRTIO_F_VERSION_1; /* the only version served */
+	d->config = dev->config;
+	d->config_len = dev->config_len;
+	d->ops = dev->ops;
+	d->priv = dev->priv;
+	d->mem = m;
+	d->nqueues = dev->nqueues;
+	virtio_mmio_reset(d);
+}
+
+int virtio_mmio_serve(struct virtio_mmio *d, int qi, virtio_serve_fn *serve, const char **err)
+{
+	struct virtq *q = &d->q[qi];
+	/* What was pending at the notify, and nothing after a stop request. */
+	int r = virtq_begin(q, d->mem, err);
+	while (r > 0 && !stop_requested() && (r = virtq_pop(q, d->mem, &d->chain, err)) == 1) {
+		long n = serve(d->priv, &d->chain, err);
+		if (n < 0 || virtq_push(q, d->mem, d->chain.head, (uint32_t)n, err))
+			return -1;
+	}
+	return r < 0 ? -1 : 0;
+}
 
 void virtio_mmio_reset(struct virtio_mmio *d)
 {
@@ -97,7 +126,7 @@ int virtio_mmio_access(struct virtio_mmio *d, uint64_t off, uint8_t *data, uint3
 		if (len > 8 || c > d->config_len || len > d->config_len - c)
 			return *err = "virtio: access outside the device's config space", -1;
 		if (is_write)
-			return 0; /* console config is read-only */
+			return 0; /* config space is read-only */
 		memcpy(data, d->config + c, len);
 		return 0;
 	}

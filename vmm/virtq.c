@@ -1,20 +1,15 @@
 #include <string.h>
-#include "husk/virtio_regs.h"
+#include "husk/virtio_ring.h"
 #include "virtq.h"
-
-struct desc { uint64_t addr; uint32_t len; uint16_t flags, next; };
-
-static uint64_t avail_size(uint16_t num) { return 4 + 2ull * num + 2; }
-static uint64_t used_size(uint16_t num) { return 4 + 8ull * num + 2; }
 
 int virtq_enable(struct virtq *q, const struct guest_mem *m, const char **err)
 {
 	if (!q->num || q->num > VIRTQ_MAX_SIZE || (q->num & (q->num - 1)))
 		return *err = "virtqueue size is not a power of two up to 256", -1;
-	if ((q->desc & 15) || (q->avail & 1) || (q->used & 3))
+	if ((q->desc % VIRTQ_DESC_ALIGN) || (q->avail % VIRTQ_AVAIL_ALIGN) || (q->used % VIRTQ_USED_ALIGN))
 		return *err = "virtqueue rings are misaligned", -1;
-	if (!gpa_ptr(m, q->desc, 16ull * q->num) || !gpa_ptr(m, q->avail, avail_size(q->num)) ||
-	    !gpa_ptr(m, q->used, used_size(q->num)))
+	if (!gpa_ptr(m, q->desc, sizeof(struct virtq_desc) * (uint64_t)q->num) ||
+	    !gpa_ptr(m, q->avail, VIRTQ_AVAIL_SIZE(q->num)) || !gpa_ptr(m, q->used, VIRTQ_USED_SIZE(q->num)))
 		return *err = "virtqueue rings lie outside guest RAM", -1;
 	q->ready = 1;
 	q->last_avail = q->avail_end = q->next_used = 0;
@@ -32,7 +27,7 @@ int virtq_begin(struct virtq *q, const struct guest_mem *m, const char **err)
 {
 	if (!q->ready)
 		return *err = "notify on a virtqueue that is not ready", -1;
-	uint16_t avail_idx = load16(m, q->avail + 2);
+	uint16_t avail_idx = load16(m, q->avail + VIRTQ_AVAIL_IDX);
 	uint16_t pending = (uint16_t)(avail_idx - q->last_avail);
 	if (pending > q->num)
 		return *err = "virtqueue available index ran ahead of the ring", -1;
@@ -46,7 +41,7 @@ int virtq_pop(struct virtq *q, const struct guest_mem *m, struct virtq_chain *c,
 		return *err = "notify on a virtqueue that is not ready", -1;
 	if (q->last_avail == q->avail_end)
 		return 0;
-	uint16_t head = load16(m, q->avail + 4 + 2ull * (q->last_avail % q->num));
+	uint16_t head = load16(m, q->avail + VIRTQ_AVAIL_ENTRY(q->last_avail % q->num));
 	if (head >= q->num)
 		return *err = "virtqueue head index out of range", -1;
 	c->head = head;
@@ -57,8 +52,8 @@ int virtq_pop(struct virtq *q, const struct guest_mem *m, struct virtq_chain *c,
 	for (;;) {
 		if (c->n == q->num)
 			return *err = "virtqueue descriptor chain loops", -1;
-		struct desc d;
-		memcpy(&d, gpa_ptr(m, q->desc + 16ull * i, 16), 16);
+		struct virtq_desc d;
+		memcpy(&d, gpa_ptr(m, q->desc + sizeof d * i, sizeof d), sizeof d);
 		if (d.flags & VIRTQ_DESC_F_INDIRECT)
 			return *err = "indirect descriptor (not negotiated)", -1;
 		uint8_t *p = gpa_ptr(m, d.addr, d.len);
@@ -84,9 +79,9 @@ int virtq_push(struct virtq *q, const struct guest_mem *m, uint16_t head, uint32
 {
 	if (!q->ready)
 		return *err = "virtqueue is not ready", -1;
-	uint32_t elem[2] = { head, len };
-	memcpy(gpa_ptr(m, q->used + 4 + 8ull * (q->next_used % q->num), 8), elem, 8);
+	struct virtq_used_elem e = { head, len };
+	memcpy(gpa_ptr(m, q->used + VIRTQ_USED_ENTRY(q->next_used % q->num), sizeof e), &e, sizeof e);
 	q->next_used++;
-	memcpy(gpa_ptr(m, q->used + 2, 2), &q->next_used, 2);
+	memcpy(gpa_ptr(m, q->used + VIRTQ_USED_IDX, 2), &q->next_used, 2);
 	return 0;
 }

@@ -3,6 +3,7 @@
 #ifndef HUSK_VIRTQ_H
 #define HUSK_VIRTQ_H
 #include <stdint.h>
+#include "husk/virtio_ring.h"
 #include "guest_mem.h"
 
 #define VIRTQ_MAX_SIZE 256

@@ -33,6 +33,9 @@
 #define HUSK_MMIO_BASE   0xd0000000ul /* virtio-mmio devices, one 4 KiB window each */
 #define HUSK_MMIO_SIZE   0x1000ul
 #define HUSK_MMIO_MAX    16
+/* Disks one run may have (the boot tree lists at most this many, and the
+ * guest mounts no more). */
+#define MAX_DISKS 12
 #define HUSK_RAM_MAX     0xc0000000ul /* 3 GiB: RAM stays below the MMIO window */
 #define HUSK_RAM_MIN     (32ul << 20)
 

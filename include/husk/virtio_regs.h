@@ -1,5 +1,7 @@
-/* virtio-mmio version 2 register offsets and the constants both sides use
- * (virtio 1.x spec, 4.2.2).  Shared by the VMM and the guest. */
+/* virtio-mmio version 2 register offsets and the transport constants both
+ * sides use (virtio 1.x spec, 4.2.2).  Shared by the VMM and the guest; the
+ * rings are in virtio_ring.h, the devices in virtio_blk.h and
+ * virtio_console.h. */
 #ifndef HUSK_VIRTIO_REGS_H
 #define HUSK_VIRTIO_REGS_H
 
@@ -38,10 +40,6 @@
 #define VIRTIO_STATUS_FAILED      128
 
 #define VIRTIO_F_VERSION_1 32 /* feature bit number */
-
-#define VIRTQ_DESC_F_NEXT  1
-#define VIRTQ_DESC_F_WRITE 2
-#define VIRTQ_DESC_F_INDIRECT 4
 
 #define VIRTIO_ID_CONSOLE 3
 #define VIRTIO_ID_BLOCK   2

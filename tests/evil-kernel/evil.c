@@ -6,20 +6,24 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "husk/abi.h"
+#include "husk/virtio_blk.h"
+#include "husk/virtio_console.h"
 #include "husk/virtio_regs.h"
+#include "husk/virtio_ring.h"
 
 #define SURVIVED 99
 #define CONSOLE_IN  0 /* device numbers: the order husk attaches them */
 #define CONSOLE_OUT 1
 #define DISK        3 /* the first --ro disk */
-#define RECEIVEQ 0
-#define TRANSMITQ 1
+#define RECEIVEQ VIRTIO_CONSOLE_RECEIVEQ
+#define TRANSMITQ VIRTIO_CONSOLE_TRANSMITQ
+#define SECTOR VIRTIO_BLK_SECTOR_SIZE
 
-struct desc { uint64_t addr; uint32_t len; uint16_t flags, next; };
-struct ring { uint16_t flags, idx, ring[8]; uint16_t event; };
-struct used { uint16_t flags, idx; struct { uint32_t id, len; } ring[8]; uint16_t event; };
+/* Well-formed rings of 8 entries: the attacks are in what goes into them. */
+struct ring VIRTQ_AVAIL(8);
+struct used VIRTQ_USED(8);
 
-static struct desc desc[8] __attribute__((aligned(16)));
+static struct virtq_desc desc[8] __attribute__((aligned(16)));
 static struct ring avail __attribute__((aligned(16)));
 static volatile struct used used __attribute__((aligned(16)));
 static char buf[8192] __attribute__((aligned(4096)));
@@ -93,7 +97,7 @@ static void offer(int dev, int q, uint16_t head)
 
 static void set_desc(int i, uint64_t addr, uint32_t len, uint16_t flags, uint16_t next)
 {
-	desc[i] = (struct desc){ addr, len, flags, next };
+	desc[i] = (struct virtq_desc){ addr, len, flags, next };
 }
 
 static size_t length(const char *s)
@@ -126,8 +130,7 @@ static void tx_one(uint64_t addr, uint32_t len, uint16_t flags, uint16_t next)
 	offer(CONSOLE_OUT, TRANSMITQ, 0);
 }
 
-struct blk_req { uint32_t type, reserved; uint64_t sector; };
-static struct blk_req req;
+static struct virtio_blk_req_hdr req;
 static volatile uint8_t blk_status;
 
 /* A virtio-blk request: header, optional data at addr, status; returns the
@@ -136,7 +139,7 @@ static uint8_t blk_at(uint32_t type, uint64_t sector, uint32_t hdr_len, uint64_t
 		      uint16_t data_flags)
 {
 	bring_up(DISK, 0);
-	req = (struct blk_req){ type, 0, sector };
+	req = (struct virtio_blk_req_hdr){ type, 0, sector };
 	blk_status = 0xee;
 	int n = 0;
 	set_desc(n, (uintptr_t)&req, hdr_len, VIRTQ_DESC_F_NEXT, n + 1), n++;
@@ -166,14 +169,14 @@ static void dma_table(uint32_t entries)
 	for (uint32_t chunk = 0; chunk < entries; chunk += 2048) {
 		for (uint32_t k = 0; k < 2048; k++) {
 			uint32_t L = chunk + k;
-			uint8_t *sec = big + 512ull * k;
+			uint8_t *sec = big + (uint64_t)SECTOR * k;
 			uint16_t idx = (uint16_t)(L + 2);
 			uint64_t next = DMA_T + ((L + 1) & 0xffff);
 			sec[0] = (uint8_t)idx, sec[1] = (uint8_t)(idx >> 8);
 			for (int b = 0; b < 8; b++)
 				sec[2 + b] = (uint8_t)(next >> (8 * b));
 		}
-		if (blk_at(1, DMA_T + chunk, 16, BIG, 2048 * 512, 0))
+		if (blk_at(VIRTIO_BLK_T_OUT, DMA_T + chunk, sizeof req, BIG, 2048 * SECTOR, 0))
 			finish(98);
 	}
 }
@@ -184,13 +187,13 @@ static void dma_table(uint32_t entries)
 static void dma_start(void)
 {
 	bring_up(DISK, 0);
-	req = (struct blk_req){ 0, 0, DMA_T };
+	req = (struct virtio_blk_req_hdr){ VIRTIO_BLK_T_IN, 0, DMA_T };
 	for (int i = 0; i < 8; i++)
 		avail.ring[i] = 0;
-	set_desc(0, (uintptr_t)&req, 16, VIRTQ_DESC_F_NEXT, 1);
+	set_desc(0, (uintptr_t)&req, sizeof req, VIRTQ_DESC_F_NEXT, 1);
 	set_desc(1, (uintptr_t)&avail.idx, 2, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 2);
 	set_desc(2, (uintptr_t)&req.sector, 8, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 3);
-	set_desc(3, (uintptr_t)buf, 502, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 4);
+	set_desc(3, (uintptr_t)buf, SECTOR - sizeof avail.idx - sizeof req.sector, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 4);
 	set_desc(4, (uintptr_t)&blk_status, 1, VIRTQ_DESC_F_WRITE, 0);
 	avail.idx = 1;
 	notify(DISK, 0);
@@ -365,33 +368,33 @@ void evil_main(const uint8_t *fdt)
 	}
 	/* Block requests that lie. */
 	if (same(s, "blk-short-header"))
-		blk(0, 0, 8, 512, VIRTQ_DESC_F_WRITE);
+		blk(VIRTIO_BLK_T_IN, 0, 8, SECTOR, VIRTQ_DESC_F_WRITE);
 	if (same(s, "blk-no-status")) {
 		bring_up(DISK, 0);
-		req = (struct blk_req){ 0, 0, 0 };
-		set_desc(0, (uintptr_t)&req, 16, 0, 0);
+		req = (struct virtio_blk_req_hdr){ VIRTIO_BLK_T_IN, 0, 0 };
+		set_desc(0, (uintptr_t)&req, sizeof req, 0, 0);
 		offer(DISK, 0, 0);
 	}
 	if (same(s, "blk-data-not-sectors"))
-		finish(blk(0, 0, 16, 100, VIRTQ_DESC_F_WRITE));
+		finish(blk(VIRTIO_BLK_T_IN, 0, sizeof req, 100, VIRTQ_DESC_F_WRITE));
 	if (same(s, "blk-read-into-readable"))
-		blk(0, 0, 16, 512, 0);
+		blk(VIRTIO_BLK_T_IN, 0, sizeof req, SECTOR, 0);
 	if (same(s, "blk-read-beyond-end"))
-		finish(blk(0, 1ull << 40, 16, 512, VIRTQ_DESC_F_WRITE));
+		finish(blk(VIRTIO_BLK_T_IN, 1ull << 40, sizeof req, SECTOR, VIRTQ_DESC_F_WRITE));
 	if (same(s, "blk-sector-overflow"))
-		finish(blk(0, ~0ull, 16, 1024, VIRTQ_DESC_F_WRITE));
+		finish(blk(VIRTIO_BLK_T_IN, ~0ull, sizeof req, 2 * SECTOR, VIRTQ_DESC_F_WRITE));
 	if (same(s, "blk-write-read-only"))
-		finish(blk(1, 0, 16, 512, 0));
+		finish(blk(VIRTIO_BLK_T_OUT, 0, sizeof req, SECTOR, 0));
 	if (same(s, "blk-unknown-type"))
-		finish(blk(77, 0, 16, 0, 0));
+		finish(blk(77, 0, sizeof req, 0, 0));
 	if (same(s, "blk-scribble")) {
 		/* Garbage over the start of the disk (superblock, group
 		 * descriptors, inode table), then a normal exit: run with a
 		 * workdir as the only disk. */
 		for (size_t i = 0; i < sizeof buf; i++)
 			buf[i] = (char)(i * 7 ^ 0x5a);
-		for (uint64_t sector = 0; sector < 256; sector += sizeof buf / 512)
-			if (blk(1, sector, 16, sizeof buf, 0))
+		for (uint64_t sector = 0; sector < 256; sector += sizeof buf / SECTOR)
+			if (blk(VIRTIO_BLK_T_OUT, sector, sizeof req, sizeof buf, 0))
 				finish(98);
 		finish(0);
 	}
@@ -452,9 +455,10 @@ void evil_main(const uint8_t *fdt)
 	}
 	/* 4 MiB of data in one request is served, a sector more is an I/O error. */
 	if (same(s, "blk-request-too-big")) {
-		uint8_t at_cap = blk_at(0, 0, 16, BIG, 4u << 20, VIRTQ_DESC_F_WRITE);
-		uint8_t beyond = blk_at(0, 0, 16, BIG, (4u << 20) + 512, VIRTQ_DESC_F_WRITE);
-		finish(at_cap == 0 && beyond == 1 ? 0 : 98);
+		uint8_t at_cap = blk_at(VIRTIO_BLK_T_IN, 0, sizeof req, BIG, HUSK_BLK_MAX_REQUEST, VIRTQ_DESC_F_WRITE);
+		uint8_t beyond =
+			blk_at(VIRTIO_BLK_T_IN, 0, sizeof req, BIG, HUSK_BLK_MAX_REQUEST + SECTOR, VIRTQ_DESC_F_WRITE);
+		finish(at_cap == VIRTIO_BLK_S_OK && beyond == VIRTIO_BLK_S_IOERR ? 0 : 98);
 	}
 	/* Eight 64 KiB writes in one notify, to a stdout nobody reads: the
 	 * first fills the pipe, the second blocks until the timeout, none may

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include "extract_stream.h"
 #include "husk/virtio_regs.h"
+#include "husk/virtio_ring.h"
 
 static const char *root;
 
