@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # husk: `make` builds ./husk (VMM with the guest kernel inside) and the images;
 # `make run` installs what is missing, builds and runs a demo; `make check`
 # runs the tests.

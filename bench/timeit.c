@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* timeit N CMD [ARGS...] [::: CMD2 [ARGS...]]...: run each command N times
  * (stdout to /dev/null), taking turns so that the machine's load changes hit
  * them alike, and print "p50_us p99_us" of the wall time from fork to exit,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* virtio-blk driver (virtio 1.x, 5.2): one request queue, requests completed
  * synchronously by the VMM during the notify.  Each disk is a struct
  * blockdev for the file system code. */

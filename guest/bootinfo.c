@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Reads the boot device tree the VMM built (libfdt). */
 #include <libfdt.h>
 #include "kernel.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Time without exits: the VMM's (wall, monotonic, TSC) triple taken at boot,
  * advanced by rdtsc at the TSC frequency it reported. */
 #include "cpu.h"

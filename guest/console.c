@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* fds 0, 1 and 2 over virtio consoles (virtio 1.x, 5.3), one single-port
  * console each, so stdout and stderr stay apart on the host.  A device is
  * brought up on first use with only the queue its fd needs: every register

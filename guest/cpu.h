@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* x86-64 instructions the kernel needs, as inline functions. */
 #ifndef GUEST_CPU_H
 #define GUEST_CPU_H

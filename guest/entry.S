@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel entry, the `syscall` instruction entry, exception stubs and the jump
  * into the program.  Everything runs at one privilege level. */
 #include "husk/abi.h"

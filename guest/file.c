@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The fd table: fds 0-2 start as the consoles; dup shares one open file. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Open files and the fd table. */
 #ifndef GUEST_FILE_H
 #define GUEST_FILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* ext2 disks under the VFS: struct fs_ops over fs/ext2.c. */
 #include <string.h>
 #include "fs/ext2.h"

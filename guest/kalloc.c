@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel memory (file system buffers, open files): small blocks from
  * power-of-two size classes carved out of 64 KiB chunks, large ones as whole
  * pages.  Everything comes from the program's arena (mem.c), so the kernel's

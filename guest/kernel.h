@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Declarations shared across the guest kernel. */
 #ifndef GUEST_KERNEL_H
 #define GUEST_KERNEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The kernel's boot sequence. */
 #include "cpu.h"
 #include "kernel.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The program's memory: everything between the end of its image and the
  * stack at the top of RAM is one arena of 4 KiB pages.  brk and mmap both take
  * pages from the bottom up, so a small program stays within the 2 MiB pages its

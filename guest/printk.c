@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel text output: a small vsnprintf, console printing and panic. */
 #include <string.h>
 #include "cpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Starts the program: its initial stack as Linux lays it out (argc, argv,
  * envp, auxv, then the strings) at the top of RAM, and a jump to its entry. */
 #include <string.h>

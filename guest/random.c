@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* getrandom(2): ChaCha20 keystream keyed with the VMM's 32-byte boot seed
  * (from the host's getrandom).  Each call re-keys from the stream, so earlier
  * output cannot be recomputed from the state left behind. */

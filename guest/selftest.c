@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A kernel self-test (husk run --kernel-selftest): exercises the boot path,
  * exceptions, both syscall entries, memory, time and randomness without a
  * program, and prints TAP on the console.  It uses no SSE, so it also runs on

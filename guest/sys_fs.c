@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* File system calls over the VFS and the fd table. */
 #include <errno.h>
 #include <string.h>

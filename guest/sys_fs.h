@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* File system calls (sys_fs.c). */
 #ifndef GUEST_SYS_FS_H
 #define GUEST_SYS_FS_H

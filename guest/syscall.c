@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Linux x86-64 system calls.  Two ways in: the `syscall` instruction
  * (entry.S, for any static binary) and a plain function call to
  * syscall_dispatch, whose address programs built with husk's libc find in

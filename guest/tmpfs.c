@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* /tmp: a file system in guest RAM.  Its pages come from the same arena as
  * the program's memory, so /tmp counts against the guest memory size. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* CPU exceptions.  Every vector 0-31 runs on the IST 1 stack the VMM set in
  * the TSS (the program may be using its red zone below its stack pointer).  A fault in the program ends the run with the
  * signal Linux would deliver; a fault in the kernel is a panic. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Mount table and path lookup. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest's one file namespace: mounts (ext2 disks on /usr, /data/NAME and
  * /workdir, the RAM /tmp), synthetic directories (/, /data, /dev) and the
  * device nodes in /dev.  Path lookup follows symlinks (40 at most). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* virtio-mmio driver core (virtio 1.x, 3.1.1 driver initialization). */
 #include <errno.h>
 #include "cpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Guest side of virtio-mmio (version 2) with split virtqueues.  Requests are
  * completed by the VMM while it handles the queue-notify write, so a request
  * is: fill descriptors, publish, notify, read the used ring. */

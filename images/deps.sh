@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # deps.sh LIB: one C library CPython's stdlib modules need, from its Debian
 # source package (Debian patches applied), as a static library built with our
 # musl-gcc, installed to $BUILD/musl-deps (lib/, include/, lib/pkgconfig/).

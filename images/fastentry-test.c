@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* fastentry-test.c: run-time check of musl-fastcall.patch, natively on Linux.
  *
  * Linux gives no AT_SYSINFO, so we set musl's (hidden, but linkable in a

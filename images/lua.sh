@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # lua.sh: Lua 5.4 from Debian's lua5.4 source (Debian patches applied) as a
 # stripped static x86-64 ET_EXEC, linked against our musl ($BUILD/musl), to
 # $BUILD/images/lua.  Debian's src/Makefile is rewritten for libtool and a

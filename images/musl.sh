@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # musl.sh: build our libc = Debian's musl 1.2.3 + musl-fastcall.patch, static
 # only, installed to $BUILD/musl (lib/libc.a, crt*.o, include/, bin/musl-gcc),
 # then check it: the wrapper points at $BUILD/musl, libc.a has the fast-entry

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # pylib.sh: the full CPython stdlib source tree matching $BUILD/images/python,
 # for running CPython's regression tests (the `test` package is kept) natively
 # and in the guest: Lib/ of the python.sh build tree (Debian patches applied)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # python.sh: CPython 3.11 from Debian's python3.11 source (Debian patches
 # applied) as a stripped static x86-64 ET_EXEC linked against our musl, with
 # the stdlib C extension modules and most test modules built in (zlib, _bz2,

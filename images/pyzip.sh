@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # pyzip.sh: the CPython stdlib for the guest as $BUILD/images/python-stdlib.zip,
 # to be installed as /usr/lib/python311.zip (PYTHONHOME=/usr, or next to
 # /usr/bin/python3): sourceless .pyc (unchecked-hash, compiled by the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # syscheck.sh ELF: check that a static program uses our musl's fast entry.
 # Every function holding a `syscall` instruction must also read __sysinfo and
 # call through it, except the ones musl-fastcall.patch deliberately leaves

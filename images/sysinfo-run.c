@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* sysinfo-run.c: run a static x86-64 ET_EXEC built against our musl natively
  * WITH the fast entry in use, as in the guest.  Linux never passes AT_SYSINFO
  * on x86-64, so we load the program ourselves: map its PT_LOAD segments, build

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # system-disk.sh BUILD: the python image's system disk, mounted on /usr in the
 # guest: lib/python311.zip (the stored stdlib zip), as an ext2 image
 # (python.disk), plus the image's default environment (python.env).  The

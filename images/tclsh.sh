@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # tclsh.sh: a host (glibc) tclsh from Debian's tcl8.6 source, installed to
 # $BUILD/host-tcl (bin/tclsh8.6 + its script library).  Only sqlite3's build
 # needs it, to generate its amalgamation; images/Makefile calls this only when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Loads a static x86-64 ELF executable into guest memory. */
 #ifndef HUSK_ELF_LOAD_H
 #define HUSK_ELF_LOAD_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The VMM library, shared by the top Makefile, tests/Makefile and
 # tests/fuzz/Makefile (each includes this file).
 # The VMM minus its main(): every .c under vmm/ and the ELF loader, one list

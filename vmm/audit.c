@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <fcntl.h>
 #include <jansson.h>
 #include <seccomp.h>

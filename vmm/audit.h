@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The audit trail (--audit FILE): JSON lines appended to FILE, a start
  * record, the denials and limits the run met, and an end record; --stats
  * prints the end record's gist on stderr.  Counts the guest kernel reports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The boot information handed to the guest kernel: a flattened device tree. */
 #ifndef HUSK_BOOT_FDT_H
 #define HUSK_BOOT_FDT_H

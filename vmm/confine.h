@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Confining the VMM itself before the first KVM_RUN: the guest is untrusted,
  * so a bug in husk's device code must not reach the rest of the host.
  * PR_SET_NO_NEW_PRIVS, then a libseccomp allowlist (kill on violation) of

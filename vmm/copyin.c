@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Host directories into ext2 images (copyin.h).  Each name in the tree is
  * opened with O_PATH|O_NOFOLLOW under its directory's fd and fstat'ed; a
  * file's data or a directory's entries are then read through that very

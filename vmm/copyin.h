@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A host directory copied into a fresh ext2 image, for the workdir (-w) and
  * for read-only datasets (--ro).  The tree is read through directory fds
  * opened from one fd of the top, never following a symlink, so a symlink

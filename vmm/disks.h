@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The disks a run gets, prepared on the host: read-only datasets (--ro), the
  * system disk of an image (/usr), the writable workdir (-w).  Directories are
  * opened once, with no symlink in their path, and copied into ext2 images

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Errors in the VMM follow one of two conventions, by who is at fault.
  *
  * Guest protocol faults: the guest broke the device or port protocol (a bad

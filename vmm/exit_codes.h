@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* husk's own exit statuses.  Otherwise husk exits with the program's status,
  * or 128 + signal when the program faulted. */
 #ifndef HUSK_EXIT_CODES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The workdir writer: applies what the program changed (see extract.h).
  * Each guest entry is compared with the copy-in record: an entry still at
  * the inode it was copied to, which the guest never wrote, is left alone;

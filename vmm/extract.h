@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Writing the workdir back: only what the program changed.  The guest's
  * ext2 image is untrusted: a confined child (workdir_reader.c) parses it
  * and streams the tree; the writer here compares each entry with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The record stream from the workdir reader (the confined child that parses
  * the guest's ext2 image, workdir_reader.c) to the writer (extract.c);
  * tests/fuzz builds such streams too.  Each record is a struct rec, its

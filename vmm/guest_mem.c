@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <sys/mman.h>
 #include "guest_mem.h"

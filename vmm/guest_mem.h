@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Guest RAM and the one bounds-checked way to reach it from the host. */
 #ifndef HUSK_GUEST_MEM_H
 #define HUSK_GUEST_MEM_H

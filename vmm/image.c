@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Where a program comes from: an image name looked up in the image
  * directory (with its system disk and default environment), or a path; and
  * the environment the program gets. */

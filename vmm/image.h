@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A program's image and environment.  Errors end husk (errmsg.h): an unknown
  * or bad image name with EXIT_USAGE, a host failure with EXIT_INTERNAL. */
 #ifndef HUSK_IMAGE_H

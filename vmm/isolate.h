@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Namespaces and an empty root for the VMM, where the host allows them.
  * husk forks before the VM exists: the parent stays behind as a small
  * supervisor (confined to waiting and forwarding a kill) and the child, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest kernel ELF, built into husk so the binary is self-contained. */
 	.section .rodata
 	.balign 16

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* husk: run one program in a fresh microVM.  The command line (options.c),
  * then the run in four steps: prepare the host side, boot the VM, run it
  * confined, report. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The command line: husk run's options, the same from a policy file
  * (policy.h), and --help. */
 #include <errno.h>

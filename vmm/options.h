@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A run's settings, from the command line and the policy file. */
 #ifndef HUSK_OPTIONS_H
 #define HUSK_OPTIONS_H

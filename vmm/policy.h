@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Policy files (--policy FILE, JSON, read with jansson): the same settings as
  * the options.  A policy becomes the equivalent option list, parsed by the
  * one option parser before the command line's own options (which win). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Runs the vCPU until the guest ends the run, and turns that into an exit status. */
 #ifndef HUSK_RUN_H
 #define HUSK_RUN_H

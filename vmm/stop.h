@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Why the run must stop early, set from signal handlers (timeout, CPU time)
  * or device code (the output limit; the host reader of stdout went away).
  * The first reason wins.  Device loops check it between requests and

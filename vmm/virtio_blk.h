@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* virtio-blk (virtio 1.x, 5.2) over a host file: a read-only dataset or
  * system disk, or the writable workdir.  Every request is checked: framing,
  * type, sector range (with overflow), data length (at most 4 MiB), buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* virtio-console (virtio 1.x, 5.3), one port: receiveq is fed from a host
  * fd, transmitq is written to a host fd.  husk attaches three, one per
  * standard fd, so the program's stdout and stderr stay apart on the host. */

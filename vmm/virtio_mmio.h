@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* virtio-mmio transport, version 2 registers (virtio 1.x, 4.2.2).  A device
  * (console, ...) supplies its ID, features, config space and a notify
  * handler; requests are served synchronously inside the notify exit.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <string.h>
 #include "husk/virtio_ring.h"
 #include "virtq.h"

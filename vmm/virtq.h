@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Split virtqueues (virtio 1.x, 2.7) as the device sees them.  All ring and
  * buffer addresses come from the guest and are checked before use. */
 #ifndef HUSK_VIRTQ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* One KVM virtual machine with one vCPU, started directly in 64-bit mode. */
 #ifndef HUSK_VM_H
 #define HUSK_VM_H

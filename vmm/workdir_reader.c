@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The workdir reader: a child process that parses the guest's ext2 image
  * (untrusted) with libext2fs and streams its tree to the writer.  It keeps
  * only the image and the stream pipe, confines itself before it reads a

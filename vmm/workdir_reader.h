@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The confined child that reads the guest's workdir image (see
  * workdir_reader.c) and streams its tree as extract_stream.h records. */
 #ifndef HUSK_WORKDIR_READER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The workdir write-back runs in a helper process started before the VM
  * exists: the VMM is confined during the run and may no longer create files,
  * and the helper never touches the VM.  After the run the VMM tells it to

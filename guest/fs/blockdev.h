@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A block device as the file system code sees it (virtio-blk in the guest,
  * a RAM image in the unit tests), and the memory the file systems use. */
 #ifndef GUEST_FS_BLOCKDEV_H

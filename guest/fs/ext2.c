@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* ext2 (revision 0/1), read and write.
  *
  * Layout of this file, bottom-up:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* ext2 (revision 0/1) file system: read and write, on a struct blockdev.
  *
  * Every call returns 0 (or a count) on success and a negative Linux errno

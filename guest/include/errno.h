@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Linux errno values the kernel returns (negated): the guest's one list.
  * fs/ext2.c includes it by relative path, so the unit tests that build
  * ext2.c on the host get these values too (the same as the host's). */

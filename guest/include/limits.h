@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The limits libfdt uses (gcc's own limits.h wants a C library's behind it),
  * and Linux's path limits. */
 #ifndef GUEST_LIMITS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The Linux x86-64 constants a program passes to or gets from the guest
  * kernel, other than errno (errno.h), limits (limits.h) and system call
  * numbers (linux_syscall.h).  Grouped by the header a Linux program finds

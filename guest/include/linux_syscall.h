@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Linux x86-64 system call numbers (arch/x86/entry/syscalls/syscall_64.tbl),
  * spelled as musl's bits/syscall.h spells them.  Only the calls the guest
  * kernel serves are listed; tests/unit/test_guest_abi.c checks each value

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The few string functions the kernel and libfdt use (lib/string.c). */
 #ifndef GUEST_STRING_H
 #define GUEST_STRING_H

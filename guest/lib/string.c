@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Freestanding string functions; the compiler may also emit calls to these. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The contract between the VMM (host) and the husk guest kernel: where things
  * sit in guest physical memory, the I/O ports the guest uses to report, and
  * the report page layout.  Guest physical == guest virtual (identity map). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* virtio-blk (virtio 1.x, 5.2) as husk's VMM serves it and its guest drives
  * it: feature bits, the request header, types and status values, and the
  * device configuration layout. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* virtio-console (virtio 1.x, 5.3) as husk uses it: one port per device,
  * no feature bits beyond VERSION_1. */
 #ifndef HUSK_VIRTIO_CONSOLE_ABI_H

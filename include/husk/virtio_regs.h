@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* virtio-mmio version 2 register offsets and the transport constants both
  * sides use (virtio 1.x spec, 4.2.2).  Shared by the VMM and the guest; the
  * rings are in virtio_ring.h, the devices in virtio_blk.h and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Split virtqueue layout (virtio 1.x, 2.7): the descriptor table, the
  * available ring and the used ring, as the guest lays them out and the VMM
  * reads them.  Both sides are x86-64, so the rings' little-endian fields are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A test-only hostile guest kernel: it replaces husk's kernel (build/tests/
  * husk-test, HUSK_TEST_KERNEL) and attacks the VMM the way a compromised
  * kernel could, one scenario per run, named by the EVIL=NAME variable in the

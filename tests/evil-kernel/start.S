@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The test-only hostile guest kernel's entry: the same boot contract as
  * husk's kernel (header at HUSK_KERNEL_BASE, rdi = boot device tree, rsi =
  * boot flags), nothing else of it. */

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """quota_fs.py BACKING MOUNTPOINT LIMIT: a FUSE file system passing through
 to BACKING that answers EDQUOT once LIMIT bytes were written, as a user's
 disk quota would (this machine's kernel has no quota support).  For the

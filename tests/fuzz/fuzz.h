@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Shared by the libFuzzer targets: an invariant check that aborts (so
  * libFuzzer saves the input), and guest memory on the ASan heap, so a host
  * access one byte outside it is reported at once (an mmap'd guest_mem has no

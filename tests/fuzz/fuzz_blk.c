@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* vmm/virtio_mmio.c and vmm/virtio_blk.c driven by a byte program
  * (mmio_prog.h) over a 1 MiB memfd disk, emptied before every input.
  * Flags byte: bit 0, read-only; bits 1-2, the size blk_init is told:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* vmm/virtio_mmio.c and vmm/virtio_console.c driven by a byte program
  * (mmio_prog.h).  Flags byte: bit 0, the console reads /dev/zero (else it
  * has no input, as stdout and stderr); bit 1, an output limit of

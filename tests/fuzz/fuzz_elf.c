@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* loader/elf_load.c on arbitrary bytes, with the limits vmm/main.c gives a
  * program in a 64 MiB guest.  On success the result must keep every promise
  * of elf_load.h: the loaded range inside the limits, the entry point in an

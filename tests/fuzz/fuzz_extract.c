@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The whole workdir write-back, vmm/extract.c workdir_extract(), on an
  * arbitrary image: the confined reader child (vmm/workdir_reader.c) parses
  * it with libext2fs and streams records, the writer compares them with the

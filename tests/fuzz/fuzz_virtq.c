@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* vmm/virtq.c on guest memory the fuzzer writes.  Input: a 32-byte header
  * (queue size, ring addresses, how the driver goes on), then the contents of
  * a 64 KiB guest memory from address 0 (the rest zero).  virtq_enable, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Seed inputs for the fuzz targets, written as a driver would lay them out:
  *     mkseeds DIR          DIR/{elf,virtq,console,blk,extract_stream}/NAME
  *     mkseeds -trim FILE   cuts FILE's trailing zero bytes (ext2 seeds;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Drives a virtio-mmio device (vmm/virtio_mmio.c and the device behind it)
  * with a byte program, for fuzz_console and fuzz_blk.
  *

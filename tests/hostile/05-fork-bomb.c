@@ -1,4 +1,5 @@
 /* expected: fork(), posix_spawn, execl and system all fail (ENOSYS or EAGAIN); prints "fork failed 1000 times", exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <spawn.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* expected: with -m 64M malloc returns NULL before 64 MiB and a 1 TiB request fails: "malloc returned NULL after N MiB", exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* expected: unbounded recursion hits the stack guard page: husk reports SIGSEGV (page fault), exit 139 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <stdio.h>
 
 static int down(volatile char *prev, int n)

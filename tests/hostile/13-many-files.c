@@ -1,4 +1,5 @@
 /* expected: 100,000 files created in /workdir/many: "made 100000 files", exit 0; all of them come back to the host, nothing else */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* expected: names climbing out of /workdir fail in the guest (ENOENT/EROFS); symlinks to /etc/passwd, ../../.. and a host path come back as symlinks; nothing is written outside the workdir on the host; exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* expected: a host secret in husk's environment is nowhere in guest RAM: "0 hits", exit 0 (a secret given with -e is found: exit 1) */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

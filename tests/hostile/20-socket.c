@@ -1,4 +1,5 @@
 /* expected: socket() of every family returns -1 with EAFNOSUPPORT; socketpair and pipe fail too; exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

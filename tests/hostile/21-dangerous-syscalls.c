@@ -1,4 +1,5 @@
 /* expected: every dangerous raw syscall (ptrace, mount, kexec_load, reboot, bpf, perf_event_open, io_uring_setup, init_module, setuid, ...) returns -1 with ENOSYS or EPERM (kill(-1): ESRCH, no other process): "0 unexpected", exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>

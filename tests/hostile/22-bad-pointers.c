@@ -1,4 +1,5 @@
 /* expected: syscalls given bad pointers (unmapped, or into the guest kernel) return -1 with EFAULT, and the program goes on: "0 unexpected", exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>

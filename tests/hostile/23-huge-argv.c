@@ -1,4 +1,5 @@
 /* expected: 2000 arguments of 400 bytes arrive intact: "argc=2001 bytes=800000", exit 0; 2500 of them do not fit the boot information: husk exits 125 with a message */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <stdio.h>
 #include <string.h>
 

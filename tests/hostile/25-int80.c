@@ -1,4 +1,5 @@
 /* expected: the i386 `int $0x80` gate: a software interrupt is a #GP for the program (husk runs 64-bit programs only), SIGSEGV: exit 139 after "before int $0x80" */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <stdio.h>
 
 int main(void)

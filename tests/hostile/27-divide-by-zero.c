@@ -1,4 +1,5 @@
 /* expected: an integer division by zero: husk reports SIGFPE (divide error), exit 136 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <stdio.h>
 
 int main(int argc, char **argv)

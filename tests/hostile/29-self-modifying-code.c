@@ -1,4 +1,5 @@
 /* expected: mprotect is not enforced (documented): the program patches its own "read-only" code and the patch runs: prints "answer() = 1" then "answer() = 42", exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

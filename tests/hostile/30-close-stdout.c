@@ -1,4 +1,5 @@
 /* expected: after close(1), write(1) returns -1 with EBADF: stderr says so, stdout is empty, exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* expected: getrandom fills 64 MiB (up to 32 MiB - 1 per call, like Linux), bytes look uniform: "total 67108864 uniform", exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

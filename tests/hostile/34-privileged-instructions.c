@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* expected, by argv[1]: guest code trying to break its own kernel or the device protocol ends the run with 121 (protocol), 122 (guest crashed) or a signal status, never 120 and never a husk crash (see hostile.t for each) */
 #include <stdint.h>
 #include <stdio.h>

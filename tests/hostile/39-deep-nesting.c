@@ -1,4 +1,5 @@
 /* expected: 150 nested directories in /workdir: the write-back stops at its 128-level cap, husk exits 123 ("nested deeper than 128 levels"); the first 128 levels come back */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>

@@ -1,4 +1,5 @@
 /* expected: names with newlines, escapes, non-UTF-8 bytes, shell syntax and 255 bytes are created ("made 14") and come back byte for byte, but control characters, which become _; a 256-byte name is refused (ENAMETOOLONG); exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

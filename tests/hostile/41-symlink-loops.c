@@ -1,4 +1,5 @@
 /* expected: symlink loops (a<->b, self, a looping directory, a chain of 100) fail with ELOOP, a chain of 31 opens; they come back as symlinks; exit 0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

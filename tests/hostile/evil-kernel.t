@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # A hostile guest *kernel* (tests/evil-kernel, run by the test build
 # build/tests/husk-test in place of husk's kernel): each scenario attacks the
 # VMM through virtqueues, MMIO registers, I/O ports, block requests or the

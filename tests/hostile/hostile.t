@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Hostile programs (tests/hostile/NN-name.{py,lua,c}): each must get the
 # outcome written on its first line, husk must exit with the expected status
 # (120-122 only where stated), and the host must be untouched.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Command-line errors: one line, exit 125.
 . "$(dirname "$0")/../lib.sh"
 need_kvm

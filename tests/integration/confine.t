@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The VMM confines itself before the first KVM_RUN: no new privileges, a
 # seccomp allowlist that kills on violation, no inherited file descriptors,
 # new namespaces and an empty root; the supervisor left behind is confined

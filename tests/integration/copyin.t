@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Host directories copied into images (vmm/copyin.c) and the dataset cache:
 # no symlink is followed, in the path given or inside the tree while it is
 # copied; the cache directory and its images must be the user's own; the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Datasets (--ro), the workdir (-w) and what comes back to the host.
 . "$(dirname "$0")/../lib.sh"
 need_kvm

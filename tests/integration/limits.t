@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Timeout, kernel self-test on both paths, and proof of native execution.
 . "$(dirname "$0")/../lib.sh"
 need_kvm

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Lua in the microVM: output, exit codes, stdin, stderr, large output.
 . "$(dirname "$0")/../lib.sh"
 need_kvm

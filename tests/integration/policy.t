@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Policy files, husk policy show, and the audit trail.
 . "$(dirname "$0")/../lib.sh"
 need_kvm

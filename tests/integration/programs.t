@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Static C programs: the stock musl `syscall` path, our libc's fast entry,
 # faults mapped to signals, argv and environment.
 . "$(dirname "$0")/../lib.sh"

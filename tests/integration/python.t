@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # CPython in the microVM: the three ways to run it, the stdlib, and a data job
 # over a read-only dataset whose report comes back in the workdir.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The soak (bench/soak, the full size: 10,000 sequential runs and 100
 # concurrent ones with a workdir each): every output right, nothing leaked.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The workdir write-back applies only what the program changed: the host's
 # own changes during the run stay, conflicts go beside them, a swapped
 # workdir is never followed, and a write-back the host cannot complete says

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* fill_disk: writes 1 MiB blocks to /workdir/fill until the disk is full;
  * prints the errno that stopped it and how many bytes were written. */
 #include <errno.h>

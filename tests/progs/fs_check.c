@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* File system conformance inside the guest, as TAP.  Run in husk with a
  * dataset at /data/ds holding hello.txt ("hello dataset\n") and a workdir. */
 #define _GNU_SOURCE

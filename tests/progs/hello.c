@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A plain static C program: prints its arguments and one variable. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* hostile_workdir [NFILES]: fills /workdir with what an attacker would leave
  * for the host to extract: symlinks to host paths, names that try to climb
  * out, a symlinked directory to write through, a fifo, and many files. */

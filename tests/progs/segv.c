@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Writes through a NULL pointer: must die with SIGSEGV. */
 int main(void)
 {

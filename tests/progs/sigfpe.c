@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Divides by zero: must die with SIGFPE. */
 int main(void)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Unbounded recursion: must hit the stack's guard page and die with SIGSEGV,
  * not run into other memory. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* syscall_cost [N]: average cost of one cheap system call (getppid), in ns.
  * Built with husk's libc it goes through the fast entry, built with stock
  * musl through the `syscall` instruction. */

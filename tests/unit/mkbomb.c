@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* mkbomb IMAGE NBLOCKS LOOP: grows directory /d of an ext2 image by NBLOCKS
  * blocks packed with 12-byte entries (names 0000..ffff, repeating); with
  * LOOP they all point at /d itself, else at a new fifo.  A hostile guest's

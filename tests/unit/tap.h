@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Minimal TAP output for the C unit tests. */
 #ifndef HUSK_TAP_H
 #define HUSK_TAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* boot_fdt_build(): the boot device tree, parsed back with the host libfdt. */
 #include <libfdt.h>
 #include <stdlib.h>

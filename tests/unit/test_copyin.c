@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* vmm/copyin.c: opening directories without symlinks, and host trees
  * copied into ext2 images, checked with e2fsck -fn and read back through
  * libext2fs against the host (contents, modes, owners, times, links, the

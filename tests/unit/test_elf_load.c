@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* elf_load(): the loader that copies a guest program into guest RAM.  Every
  * refused file must leave guest memory untouched. */
 #include <elf.h>

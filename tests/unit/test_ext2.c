@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest's ext2 driver (guest/fs/ext2.c) on RAM copies of images made
  * by mke2fs, checked against the source files, e2fsck -fn and debugfs; and
  * on corrupt images, where it must fail cleanly. */

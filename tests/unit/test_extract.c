@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The workdir write-back (vmm/extract.c, workdir_reader.c) and its rules:
  * a host tree is copied in with copyin_build (the record), the "program"
  * changes the image with debugfs (marking what it wrote as the guest kernel

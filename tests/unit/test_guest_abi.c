@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest kernel's Linux ABI headers (guest/include: errno.h, limits.h,
  * linux_abi.h, linux_syscall.h) against the host's: every constant they
  * define must have the value Linux x86-64 gives it.

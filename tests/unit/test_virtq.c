@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Split virtqueues (vmm/virtq.c) and the virtio-mmio transport
  * (vmm/virtio_mmio.c) driven through a virtio-console, with the rings laid
  * out in guest memory as a driver would. */
