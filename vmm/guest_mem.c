@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include "guest_mem.h"
 
@@ -43,4 +45,15 @@ void *gpa_ptr(const struct guest_mem *m, uint64_t gpa, uint64_t len)
 	if (gpa > m->size || len > m->size - gpa)
 		return NULL;
 	return m->host + gpa;
+}
+
+void *gpa_fixed(const struct guest_mem *m, uint64_t gpa, uint64_t len)
+{
+	void *p = gpa_ptr(m, gpa, len);
+	if (!p) {
+		fprintf(stderr, "husk: internal error: fixed guest range %#llx+%#llx is outside guest RAM (%#llx bytes)\n",
+			(unsigned long long)gpa, (unsigned long long)len, (unsigned long long)m->size);
+		abort();
+	}
+	return p;
 }

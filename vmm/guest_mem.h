@@ -21,7 +21,15 @@ int guest_mem_alloc(struct guest_mem *m, uint64_t size);
 void guest_mem_hugepages(struct guest_mem *m, uint64_t start, uint64_t end);
 void guest_mem_free(struct guest_mem *m);
 
-/* Host pointer to [gpa, gpa+len) if all of it is guest RAM, else NULL.
- * Every address or length that comes from the guest goes through here. */
+/* Two doors into guest memory, with two contracts.
+ *
+ * gpa_ptr: host pointer to [gpa, gpa+len) if all of it is guest RAM, else
+ * NULL.  Every address or length that comes from the guest goes through
+ * here, and every caller checks for NULL: a bad one is the guest's fault. */
 void *gpa_ptr(const struct guest_mem *m, uint64_t gpa, uint64_t len);
+/* gpa_fixed: the same for the host's own layout (husk/abi.h: the page
+ * tables, the report page, the device tree), which lies below HUSK_RAM_MIN
+ * and so in any guest's RAM.  Out of range is a bug in husk, never the
+ * guest's doing: it aborts with a message instead of returning NULL. */
+void *gpa_fixed(const struct guest_mem *m, uint64_t gpa, uint64_t len);
 #endif

@@ -60,6 +60,7 @@ struct session {
 	struct output_limit out_limit;
 	struct blk blks[MAX_DISKS];
 	struct run_limits lim;
+	struct husk_report guest;  /* the guest's report, copied out by the run */
 	int audit;                 /* the audit file, or -1 */
 };
 
@@ -251,7 +252,7 @@ static void describe_machine(struct session *s, const struct elf_image *image)
 	};
 	attach_devices(s);
 	host_facts(&s->bp);
-	if (boot_fdt_build(gpa_ptr(&s->vm.mem, HUSK_FDT, HUSK_FDT_MAX), HUSK_FDT_MAX, &s->bp, err, sizeof err))
+	if (boot_fdt_build(gpa_fixed(&s->vm.mem, HUSK_FDT, HUSK_FDT_MAX), HUSK_FDT_MAX, &s->bp, err, sizeof err))
 		die(EXIT_USAGE, "%s", err);
 }
 
@@ -315,7 +316,7 @@ static int run_vm(struct session *s)
 		isolate_root(&s->iso);
 	audit_start(s->audit, o, &s->iso);
 	confine_run(s);
-	return run_guest(&s->vm, &s->dev, &s->lim, o->syscalls);
+	return run_guest(&s->vm, &s->dev, &s->lim, o->syscalls, &s->guest);
 }
 
 /* What the write-back did, for the record. */
@@ -329,8 +330,8 @@ static void record_writeback(struct run_record *rec, const struct extract_stats 
 	rec->nconflict_paths = w->conflicts < EXTRACT_NOTED ? (int)w->conflicts : EXTRACT_NOTED;
 }
 
-/* After the run: what the host counted and the guest reported (copied
- * before guest memory goes), the write-back (which can change husk's
+/* After the run: what the host counted and the guest reported (run_guest's
+ * copy: guest memory goes here), the write-back (which can change husk's
  * status), the audit's end record, --stats.  Returns husk's status. */
 static int report(struct session *s, int status)
 {
@@ -339,11 +340,9 @@ static int report(struct session *s, int status)
 	for (int i = 0; i < s->disks.n; i++)
 		rec.blk_denied_writes += s->blks[i].denied_writes;
 	rec.peak_memory = resident_bytes(&s->vm.mem);
-	static struct husk_report guest_report; /* a copy: guest memory goes away */
-	memcpy(&guest_report, gpa_ptr(&s->vm.mem, HUSK_REPORT, sizeof guest_report), sizeof guest_report);
 	/* A program that failed after memory ran out ended for lack of memory
 	 * (the guest's count: for the record, not trusted for anything). */
-	if (guest_report.denied_enomem && status && (rec.reason == RUN_END_EXIT || rec.reason == RUN_END_CRASH))
+	if (s->guest.denied_enomem && status && (rec.reason == RUN_END_EXIT || rec.reason == RUN_END_CRASH))
 		rec.reason = RUN_END_MEMORY;
 	vm_destroy(&s->vm);
 	struct extract_stats wst = { 0 };
@@ -352,7 +351,7 @@ static int report(struct session *s, int status)
 	record_writeback(&rec, &wst);
 	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &s->started);
 	rec.cpu_s = seconds_since(CLOCK_PROCESS_CPUTIME_ID, NULL);
-	audit_end(s->audit, &rec, &guest_report);
+	audit_end(s->audit, &rec, &s->guest);
 	if (s->o->stats)
 		stats_print(&rec);
 	free(s->path);

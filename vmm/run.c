@@ -102,10 +102,18 @@ static const char *const vector_names[32] = {
 	[14] = "page fault", [16] = "x87 error", [17] = "alignment check", [19] = "SIMD error",
 };
 
-static int program_fault(struct vm *v)
+_Static_assert(HUSK_REPORT + sizeof(struct husk_report) <= HUSK_RAM_MIN, "the report page is in any guest's RAM");
+
+/* The guest's report page, copied once per exit: the guest is stopped, but
+ * untrusted, and every reader of one copy sees the same values. */
+static void copy_report(const struct vm *v, struct husk_report *r)
 {
-	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
-	struct husk_fault f = r->fault; /* a copy: the guest is stopped, but untrusted */
+	memcpy(r, gpa_fixed(&v->mem, HUSK_REPORT, sizeof *r), sizeof *r);
+}
+
+static int program_fault(const struct husk_report *r)
+{
+	struct husk_fault f = r->fault;
 	if (f.vector == HUSK_FAULT_SIGNAL && f.signal > 0 && f.signal <= 64) {
 		fprintf(stderr, "husk: program killed by %s%.0lu (it sent the signal to itself)\n",
 			f.signal < 32 && signal_names[f.signal] ? signal_names[f.signal] : "signal ",
@@ -124,9 +132,8 @@ static int program_fault(struct vm *v)
 	return 128 + (int)f.signal;
 }
 
-static int kernel_panic(struct vm *v)
+static int kernel_panic(const struct husk_report *r)
 {
-	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
 	char msg[sizeof r->msg];
 	memcpy(msg, r->msg, sizeof msg);
 	msg[sizeof msg - 1] = 0;
@@ -137,9 +144,8 @@ static int kernel_panic(struct vm *v)
 	return EXIT_PANIC;
 }
 
-static void print_syscalls(struct vm *v)
+static void print_syscalls(const struct husk_report *r)
 {
-	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
 	fprintf(stderr, "husk: system calls made (number name count [not implemented]):\n");
 	for (int nr = 0; nr < HUSK_NSYSCALLS; nr++) {
 		unsigned calls = r->calls[nr], enosys = r->enosys[nr];
@@ -156,9 +162,8 @@ static void print_syscalls(struct vm *v)
 
 /* The guest has nothing to do for a while: the host thread sleeps (a timer
  * signal cuts it short), instead of the guest spinning on a CPU. */
-static void guest_sleep(struct vm *v)
+static void guest_sleep(const struct husk_report *r)
 {
-	const struct husk_report *r = gpa_ptr(&v->mem, HUSK_REPORT, sizeof *r);
 	uint64_t ns = r->sleep_ns;
 	if (ns > 366ull * 86400 * 1000000000)
 		ns = 366ull * 86400 * 1000000000;
@@ -219,11 +224,13 @@ static int handle_mmio(struct vm *v, struct run_devices *dev)
 	return -1;
 }
 
-/* The guest kernel's ports (husk/abi.h): the run's end, or a sleep.
- * Returns the run's status, or -1 to go on running. */
-static int handle_port(struct vm *v)
+/* The guest kernel's ports (husk/abi.h): the run's end, or a sleep.  Copies
+ * the report into *rep first.  Returns the run's status, or -1 to go on
+ * running. */
+static int handle_port(struct vm *v, struct husk_report *rep)
 {
 	struct kvm_run *run = v->run;
+	copy_report(v, rep);
 	if (run->io.direction != KVM_EXIT_IO_OUT || run->io.size != 4 || run->io.count != 1)
 		return guest_error(v, "unexpected I/O port access");
 	uint32_t val;
@@ -234,12 +241,12 @@ static int handle_port(struct vm *v)
 		return val & 0xff;
 	case HUSK_PORT_FAULT:
 		end_reason = RUN_END_CRASH;
-		return program_fault(v);
+		return program_fault(rep);
 	case HUSK_PORT_PANIC:
 		end_reason = RUN_END_PANIC;
-		return kernel_panic(v);
+		return kernel_panic(rep);
 	case HUSK_PORT_SLEEP:
-		guest_sleep(v);
+		guest_sleep(rep);
 		return -1;
 	}
 	return guest_error(v, "write to an unknown I/O port");
@@ -265,7 +272,8 @@ static int stopped(const struct run_limits *lim)
 	}
 }
 
-int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats)
+int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats,
+	      struct husk_report *rep)
 {
 	struct kvm_run *run = v->run;
 	double timeout_s = lim->timeout_s;
@@ -273,11 +281,13 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 	if (timeout_s > 0)
 		arm_timeout(timeout_s);
 	int status = -1;
+	int copied = 0; /* *rep is the report as the guest left it: no KVM_RUN since */
 	while (status < 0) {
 		if (stop_requested()) {
 			status = stopped(lim);
 			break;
 		}
+		copied = 0;
 		if (ioctl(v->vcpu, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -287,7 +297,8 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 		}
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
-			status = handle_port(v);
+			status = handle_port(v, rep);
+			copied = 1;
 			break;
 		case KVM_EXIT_MMIO:
 			if (handle_mmio(v, dev))
@@ -311,7 +322,11 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 	}
 	running = NULL;
 	disarm_timers(timeout_s);
+	/* The run's last view of the report, for --syscalls and the caller: a
+	 * port exit that ended the run has just taken it. */
+	if (!copied)
+		copy_report(v, rep);
 	if (syscall_stats)
-		print_syscalls(v);
+		print_syscalls(rep);
 	return status;
 }

@@ -34,5 +34,9 @@ void run_prepare(const struct run_limits *lim);
 enum run_end run_end_reason(void);
 /* Its name in the audit record: "exit", "timeout", ... */
 const char *run_end_name(enum run_end r);
-int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats);
+/* Runs the guest to the end of the run and returns husk's status.  *rep:
+ * the guest's report page as the run left it, copied out of guest memory
+ * (the guest's counts: for the record, not trusted for anything). */
+int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats,
+	      struct husk_report *rep);
 #endif

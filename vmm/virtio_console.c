@@ -108,13 +108,13 @@ static int receive(struct console *c, const char **err)
 {
 	struct virtq *q = &c->mmio.q[VIRTIO_CONSOLE_RECEIVEQ];
 	struct virtq_chain *ch = &c->mmio.chain;
-	int r = virtq_begin(q, c->mmio.mem, err);
+	int r = virtq_begin(q, err);
 	if (r > 0)
 		r = virtq_pop(q, c->mmio.mem, ch, err);
 	if (r <= 0)
 		return r;
 	ssize_t got = ch->seg[0].writable && c->in_fd >= 0 ? read_some(c, ch->seg[0].ptr, ch->seg[0].len) : 0;
-	return virtq_push(q, c->mmio.mem, ch->head, (uint32_t)got, err);
+	return virtq_push(q, ch->head, (uint32_t)got, err);
 }
 
 static int console_notify(struct virtio_mmio *d, int q, const char **err)

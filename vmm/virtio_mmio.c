@@ -23,10 +23,10 @@ int virtio_mmio_serve(struct virtio_mmio *d, int qi, virtio_serve_fn *serve, con
 {
 	struct virtq *q = &d->q[qi];
 	/* What was pending at the notify, and nothing after a stop request. */
-	int r = virtq_begin(q, d->mem, err);
+	int r = virtq_begin(q, err);
 	while (r > 0 && !stop_requested() && (r = virtq_pop(q, d->mem, &d->chain, err)) == 1) {
 		long n = serve(d->priv, &d->chain, err);
-		if (n < 0 || virtq_push(q, d->mem, d->chain.head, (uint32_t)n, err))
+		if (n < 0 || virtq_push(q, d->chain.head, (uint32_t)n, err))
 			return -1;
 	}
 	return r < 0 ? -1 : 0;
@@ -91,12 +91,12 @@ static int reg_write(struct virtio_mmio *d, uint64_t off, uint32_t v, const char
 			return 0;
 		}
 		return q->ready ? 0 : virtq_enable(q, d->mem, err); /* enabling twice keeps the ring state */
-	case VIRTIO_MMIO_QUEUE_DESC_LOW: set_half(&q->desc, 0, v); return 0;
-	case VIRTIO_MMIO_QUEUE_DESC_HIGH: set_half(&q->desc, 1, v); return 0;
-	case VIRTIO_MMIO_QUEUE_DRIVER_LOW: set_half(&q->avail, 0, v); return 0;
-	case VIRTIO_MMIO_QUEUE_DRIVER_HIGH: set_half(&q->avail, 1, v); return 0;
-	case VIRTIO_MMIO_QUEUE_DEVICE_LOW: set_half(&q->used, 0, v); return 0;
-	case VIRTIO_MMIO_QUEUE_DEVICE_HIGH: set_half(&q->used, 1, v); return 0;
+	case VIRTIO_MMIO_QUEUE_DESC_LOW: set_half(&q->desc_gpa, 0, v); return 0;
+	case VIRTIO_MMIO_QUEUE_DESC_HIGH: set_half(&q->desc_gpa, 1, v); return 0;
+	case VIRTIO_MMIO_QUEUE_DRIVER_LOW: set_half(&q->avail_gpa, 0, v); return 0;
+	case VIRTIO_MMIO_QUEUE_DRIVER_HIGH: set_half(&q->avail_gpa, 1, v); return 0;
+	case VIRTIO_MMIO_QUEUE_DEVICE_LOW: set_half(&q->used_gpa, 0, v); return 0;
+	case VIRTIO_MMIO_QUEUE_DEVICE_HIGH: set_half(&q->used_gpa, 1, v); return 0;
 	case VIRTIO_MMIO_QUEUE_NOTIFY:
 		if (v >= (uint32_t)d->nqueues)
 			return *err = "virtio: notify for a queue that does not exist", -1;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Split virtqueues (virtio 1.x, 2.7) as the device sees them.  All ring and
- * buffer addresses come from the guest and are checked before use. */
+ * buffer addresses come from the guest and are checked before use: the
+ * rings once, when the queue is enabled (they cannot move while it is), the
+ * buffers at every pop. */
 #ifndef HUSK_VIRTQ_H
 #define HUSK_VIRTQ_H
 #include <stdint.h>
@@ -12,7 +14,10 @@
 struct virtq {
 	uint16_t num;      /* queue size the driver chose */
 	int ready;
-	uint64_t desc, avail, used; /* guest physical addresses */
+	uint64_t desc_gpa, avail_gpa, used_gpa; /* as the driver wrote them */
+	/* Host addresses of the rings, set by virtq_enable once it has checked
+	 * them (as Firecracker's queue does); only valid while ready. */
+	uint8_t *desc, *avail, *used;
 	uint16_t last_avail;
 	uint16_t avail_end; /* the driver's avail.idx as read by virtq_begin */
 	uint16_t next_used;
@@ -38,10 +43,10 @@ int virtq_enable(struct virtq *q, const struct guest_mem *m, const char **err);
  * those and no more: a buffer the device fills may overwrite the ring (and
  * avail.idx) in guest memory, and re-reading it could refill the queue for
  * ever within one notify. */
-int virtq_begin(struct virtq *q, const struct guest_mem *m, const char **err);
+int virtq_begin(struct virtq *q, const char **err);
 /* Takes the next chain counted by virtq_begin: 1 got one, 0 none left, -1
- * malformed. */
+ * malformed.  m: the buffers' addresses are the guest's, checked here. */
 int virtq_pop(struct virtq *q, const struct guest_mem *m, struct virtq_chain *c, const char **err);
 /* Returns a chain to the driver with the number of bytes written into it. */
-int virtq_push(struct virtq *q, const struct guest_mem *m, uint16_t head, uint32_t len, const char **err);
+int virtq_push(struct virtq *q, uint16_t head, uint32_t len, const char **err);
 #endif

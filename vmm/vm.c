@@ -180,10 +180,10 @@ int vm_create(struct vm *v, uint64_t ram_size, int allow_pvm, char *err, size_t 
 static void build_page_tables(struct vm *v)
 {
 	const uint64_t P = 1, RW = 2, US = 4, PCD = 0x10, PS = 0x80, TABLE = P | RW | US;
-	uint64_t *pml4 = gpa_ptr(&v->mem, HUSK_PML4, 4096);
-	uint64_t *pdpt = gpa_ptr(&v->mem, HUSK_PDPT, 4096);
-	uint64_t *pd = gpa_ptr(&v->mem, HUSK_PD, 4 * 4096);
-	uint64_t *pt0 = gpa_ptr(&v->mem, HUSK_PT0, 4096);
+	uint64_t *pml4 = gpa_fixed(&v->mem, HUSK_PML4, 4096);
+	uint64_t *pdpt = gpa_fixed(&v->mem, HUSK_PDPT, 4096);
+	uint64_t *pd = gpa_fixed(&v->mem, HUSK_PD, 4 * 4096);
+	uint64_t *pt0 = gpa_fixed(&v->mem, HUSK_PT0, 4096);
 	pml4[0] = HUSK_PDPT | TABLE;
 	for (int i = 0; i < 4; i++)
 		pdpt[i] = (HUSK_PD + 4096ull * i) | TABLE;
@@ -193,7 +193,7 @@ static void build_page_tables(struct vm *v)
 	uint64_t stack = v->mem.size - HUSK_STACK_SIZE;
 	for (uint64_t a = HUSK_KERNEL_BASE; a < stack; a += 2ull << 20)
 		pd[a >> 21] = a | TABLE | PS;
-	uint64_t *pt = gpa_ptr(&v->mem, HUSK_PT_STACK, HUSK_STACK_SIZE >> 9);
+	uint64_t *pt = gpa_fixed(&v->mem, HUSK_PT_STACK, HUSK_STACK_SIZE >> 9);
 	for (uint64_t a = stack + 4096, i = 1; a < v->mem.size; a += 4096, i++)
 		pt[i] = a | TABLE;
 	for (uint64_t a = stack, i = 0; a < v->mem.size; a += 2ull << 20, i++)
@@ -203,7 +203,7 @@ static void build_page_tables(struct vm *v)
 
 static void write_gdt_tss(struct vm *v)
 {
-	uint64_t *g = gpa_ptr(&v->mem, HUSK_GDT, 10 * 8);
+	uint64_t *g = gpa_fixed(&v->mem, HUSK_GDT, 10 * 8);
 	g[1] = 0x00cf9b000000ffffull; /* 0x08 32-bit code */
 	g[2] = 0x00af9b000000ffffull; /* 0x10 kernel 64-bit code */
 	g[3] = 0x00cf93000000ffffull; /* 0x18 kernel data */
@@ -214,7 +214,7 @@ static void write_gdt_tss(struct vm *v)
 	g[8] = (limit & 0xffff) | (base & 0xffffff) << 16 | 0x8bull << 40 | ((base >> 24) & 0xff) << 56;
 	g[9] = base >> 32;
 	uint64_t ist1 = HUSK_IST_TOP;
-	memcpy(gpa_ptr(&v->mem, HUSK_TSS + 0x24, 8), &ist1, 8);
+	memcpy(gpa_fixed(&v->mem, HUSK_TSS + 0x24, 8), &ist1, 8);
 }
 
 static void segment(struct kvm_segment *s, uint16_t sel, uint8_t type, int code64)
@@ -233,8 +233,8 @@ static void segment(struct kvm_segment *s, uint16_t sel, uint8_t type, int code6
 int vm_setup_cpu(struct vm *v, uint64_t entry, char *err, size_t errlen)
 {
 	errno = 0;
-	const struct husk_kernel_header *kh = gpa_ptr(&v->mem, HUSK_KERNEL_BASE, sizeof *kh);
-	if (!kh || kh->magic != HUSK_KERNEL_MAGIC)
+	const struct husk_kernel_header *kh = gpa_fixed(&v->mem, HUSK_KERNEL_BASE, sizeof *kh);
+	if (kh->magic != HUSK_KERNEL_MAGIC)
 		return errmsg_errno(err, errlen, "guest kernel has no husk header");
 	build_page_tables(v);
 	write_gdt_tss(v);

@@ -34,7 +34,7 @@ static int checked_notify(struct virtio_mmio *d, int qi, const char **err)
 {
 	struct virtq *q = &d->q[qi];
 	uint16_t before = q->last_avail;
-	const uint8_t *idx = q->ready ? gpa_ptr(d->mem, q->avail + 2, 2) : NULL;
+	const uint8_t *idx = q->ready ? gpa_ptr(d->mem, q->avail_gpa + 2, 2) : NULL;
 	uint16_t pending = idx ? (uint16_t)(rd16(idx) - before) : 0;
 	int stopped = stop_at && looks >= stop_at;
 	int r = blk_ops->notify(d, qi, err);

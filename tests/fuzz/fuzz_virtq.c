@@ -54,28 +54,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(mem.host, 0, RAM);
 	memcpy(mem.host, data, size < RAM ? size : RAM);
 
-	struct virtq q = { .num = h.num, .desc = h.desc, .avail = h.avail, .used = h.used };
+	struct virtq q = { .num = h.num, .desc_gpa = h.desc, .avail_gpa = h.avail, .used_gpa = h.used };
 	const char *err = NULL;
 	static struct virtq_chain c;
 	if (virtq_enable(&q, &mem, &err)) {
 		CHECK(err && !q.ready, "refused without a reason");
-		CHECK(virtq_begin(&q, &mem, &err) == -1, "begin on a queue that is not ready");
+		CHECK(virtq_begin(&q, &err) == -1, "begin on a queue that is not ready");
 		CHECK(virtq_pop(&q, &mem, &c, &err) == -1, "pop on a queue that is not ready");
 		return 0;
 	}
 	CHECK(q.ready && q.num && q.num <= VIRTQ_MAX_SIZE && !(q.num & (q.num - 1)), "enabled with num %u", q.num);
-	CHECK(q.desc <= RAM && 16ull * q.num <= RAM - q.desc, "descriptor table outside RAM");
-	CHECK(q.avail <= RAM && 6 + 2ull * q.num <= RAM - q.avail, "available ring outside RAM");
-	CHECK(q.used <= RAM && 6 + 8ull * q.num <= RAM - q.used, "used ring outside RAM");
+	CHECK(q.desc_gpa <= RAM && 16ull * q.num <= RAM - q.desc_gpa, "descriptor table outside RAM");
+	CHECK(q.avail_gpa <= RAM && 6 + 2ull * q.num <= RAM - q.avail_gpa, "available ring outside RAM");
+	CHECK(q.used_gpa <= RAM && 6 + 8ull * q.num <= RAM - q.used_gpa, "used ring outside RAM");
+	CHECK(q.desc == mem.host + q.desc_gpa && q.avail == mem.host + q.avail_gpa && q.used == mem.host + q.used_gpa,
+	      "ring pointers do not match the ring addresses");
 
 	for (int round = 0; round < 1 + h.rounds % 4; round++) {
 		if (round) {
-			uint8_t *idx = gpa_ptr(&mem, q.avail + 2, 2);
+			uint8_t *idx = q.avail + 2; /* the driver's avail.idx, in RAM: checked above */
 			uint16_t v = rd16(idx) + h.step;
 			memcpy(idx, &v, 2);
 		}
 		err = NULL;
-		int pending = virtq_begin(&q, &mem, &err);
+		int pending = virtq_begin(&q, &err);
 		if (pending < 0) {
 			CHECK(err, "begin failed without a reason");
 			return 0; /* the VMM stops the run here */
@@ -95,9 +97,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (int i = 0; i < c.n; i++)
 				if (c.seg[i].writable)
 					memset(c.seg[i].ptr, 0x5a ^ i, c.seg[i].len);
-			CHECK(virtq_push(&q, &mem, c.head, h.push_len, &err) == 0, "push failed: %s", err);
-			CHECK(rd16(mem.host + q.used + 2) == q.next_used, "used->idx %u, next_used %u",
-			      rd16(mem.host + q.used + 2), q.next_used);
+			CHECK(virtq_push(&q, c.head, h.push_len, &err) == 0, "push failed: %s", err);
+			CHECK(rd16(mem.host + q.used_gpa + 2) == q.next_used, "used->idx %u, next_used %u",
+			      rd16(mem.host + q.used_gpa + 2), q.next_used);
 		}
 	}
 	return 0;

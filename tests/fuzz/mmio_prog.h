@@ -109,9 +109,9 @@ static int op_post(struct virtio_mmio *d, uint8_t arg, uint32_t val)
 		return 0;
 	const struct virtq *q = &d->q[sel];
 	if (q->num) {
-		uint8_t *idx = gpa_ptr(&mem, q->avail + 2, 2);
+		uint8_t *idx = gpa_ptr(&mem, q->avail_gpa + 2, 2);
 		uint16_t i = idx ? rd16(idx) : 0;
-		uint8_t *ring = gpa_ptr(&mem, q->avail + 4 + 2ull * (i % q->num), 2);
+		uint8_t *ring = gpa_ptr(&mem, q->avail_gpa + 4 + 2ull * (i % q->num), 2);
 		if (idx && ring) {
 			uint16_t head = (uint16_t)val;
 			memcpy(ring, &head, 2);

@@ -67,7 +67,7 @@ static int queue_setup(struct virtq *q, uint16_t num)
 {
 	const char *err = NULL;
 	clear_rings();
-	*q = (struct virtq){ .num = num, .desc = DESC, .avail = AVAIL, .used = USED };
+	*q = (struct virtq){ .num = num, .desc_gpa = DESC, .avail_gpa = AVAIL, .used_gpa = USED };
 	return virtq_enable(q, &mem, &err);
 }
 
@@ -75,7 +75,7 @@ static int queue_setup(struct virtq *q, uint16_t num)
 
 static void enable_refused(const char *what, uint16_t num, uint64_t desc, uint64_t avail, uint64_t used)
 {
-	struct virtq q = { .num = num, .desc = desc, .avail = avail, .used = used };
+	struct virtq q = { .num = num, .desc_gpa = desc, .avail_gpa = avail, .used_gpa = used };
 	const char *err = NULL;
 	int r = virtq_enable(&q, &mem, &err);
 	ok(r == -1 && err && !q.ready, "enable refuses %s (%s)", what, err ? err : "no reason");
@@ -86,6 +86,8 @@ static void test_enable(void)
 	struct virtq q;
 	ok(queue_setup(&q, 256) == 0 && q.ready, "enable accepts num 256 with aligned rings in RAM");
 	ok(queue_setup(&q, 1) == 0 && q.ready, "enable accepts num 1");
+	ok(q.desc == mem.host + DESC && q.avail == mem.host + AVAIL && q.used == mem.host + USED,
+	   "enable keeps host pointers to the rings it checked");
 	enable_refused("num 0", 0, DESC, AVAIL, USED);
 	enable_refused("num 3", 3, DESC, AVAIL, USED);
 	enable_refused("num 512", 512, DESC, AVAIL, USED);
@@ -108,13 +110,13 @@ static void test_good_chain(void)
 	struct virtq_chain c;
 	const char *err = NULL;
 	queue_setup(&q, 8);
-	ok(virtq_begin(&q, &mem, &err) == 0 && virtq_pop(&q, &mem, &c, &err) == 0, "an empty queue pops nothing");
+	ok(virtq_begin(&q, &err) == 0 && virtq_pop(&q, &mem, &c, &err) == 0, "an empty queue pops nothing");
 
 	set_desc(4, BUF, 5, VIRTQ_DESC_F_NEXT, 2);
 	set_desc(2, BUF + 0x100, 7, VIRTQ_DESC_F_NEXT, 7);
 	set_desc(7, BUF + 0x200, 64, VIRTQ_DESC_F_WRITE, 0);
 	post(8, 4);
-	ok(virtq_begin(&q, &mem, &err) == 1, "one chain pending");
+	ok(virtq_begin(&q, &err) == 1, "one chain pending");
 	int r = virtq_pop(&q, &mem, &c, &err);
 	ok(r == 1 && c.head == 4 && c.n == 3, "3-descriptor chain pops (r %d head %u n %d)", r, c.head, c.n);
 	ok(c.seg[0].ptr == mem.host + BUF && c.seg[1].ptr == mem.host + BUF + 0x100 &&
@@ -124,7 +126,7 @@ static void test_good_chain(void)
 	ok(c.total == 76, "total %llu", (unsigned long long)c.total);
 	ok(virtq_pop(&q, &mem, &c, &err) == 0, "then the queue is empty");
 
-	ok(virtq_push(&q, &mem, 4, 33, &err) == 0, "push");
+	ok(virtq_push(&q, 4, 33, &err) == 0, "push");
 	ok(get32(USED + 4) == 4 && get32(USED + 8) == 33 && get16(USED + 2) == 1,
 	   "used ring: id %u len %u idx %u", get32(USED + 4), get32(USED + 8), get16(USED + 2));
 }
@@ -141,9 +143,9 @@ static void test_wrap(void)
 		uint16_t head = (uint16_t)(3 - i % 4);
 		set_desc(head, BUF + 16ull * i, 16, 0, 0);
 		post(4, head);
-		good &= virtq_begin(&q, &mem, &err) == 1;
+		good &= virtq_begin(&q, &err) == 1;
 		good &= virtq_pop(&q, &mem, &c, &err) == 1 && c.head == head && c.seg[0].ptr == mem.host + BUF + 16ull * i;
-		good &= virtq_push(&q, &mem, head, i, &err) == 0;
+		good &= virtq_push(&q, head, i, &err) == 0;
 	}
 	ok(good, "10 chains through a ring of 4");
 	ok(get16(USED + 2) == 10 && get32(USED + 4 + 8 * (9 % 4)) == 3 - 9 % 4 && get32(USED + 8 + 8 * (9 % 4)) == 9,
@@ -154,7 +156,7 @@ static void test_wrap(void)
 	for (uint16_t i = 0; i < 4; i++)
 		set_desc(i, BUF, 1, i < 3 ? VIRTQ_DESC_F_NEXT : 0, (uint16_t)(i + 1));
 	post(4, 0);
-	ok(virtq_begin(&q, &mem, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 1 && c.n == 4,
+	ok(virtq_begin(&q, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 1 && c.n == 4,
 	   "a chain of num descriptors pops");
 }
 
@@ -169,14 +171,14 @@ static void test_snapshot(void)
 	set_desc(0, BUF, 16, 0, 0);
 	post(8, 0);
 	post(8, 0);
-	ok(virtq_begin(&q, &mem, &err) == 2, "two chains pending");
+	ok(virtq_begin(&q, &err) == 2, "two chains pending");
 	post(8, 0);
 	put16(AVAIL + 2, (uint16_t)(get16(AVAIL + 2) + 200)); /* then far ahead: not read again */
 	int a = virtq_pop(&q, &mem, &c, &err), b = virtq_pop(&q, &mem, &c, &err), d = virtq_pop(&q, &mem, &c, &err);
 	ok(a == 1 && b == 1 && d == 0, "exactly those two pop (%d %d %d), whatever avail.idx says meanwhile", a, b, d);
-	ok(virtq_begin(&q, &mem, &err) == -1 && err, "the next notify reads it again (%s)", err ? err : "no reason");
+	ok(virtq_begin(&q, &err) == -1 && err, "the next notify reads it again (%s)", err ? err : "no reason");
 	put16(AVAIL + 2, 3);
-	ok(virtq_begin(&q, &mem, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 0,
+	ok(virtq_begin(&q, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 1 && virtq_pop(&q, &mem, &c, &err) == 0,
 	   "and serves the one made available since");
 }
 
@@ -184,7 +186,7 @@ static void pop_refused(const char *what, struct virtq *q)
 {
 	struct virtq_chain c;
 	const char *err = NULL;
-	int r = virtq_begin(q, &mem, &err);
+	int r = virtq_begin(q, &err);
 	if (r > 0)
 		r = virtq_pop(q, &mem, &c, &err);
 	ok(r == -1 && err, "pop refuses %s (%s)", what, err ? err : "no reason");
@@ -240,12 +242,12 @@ static void test_pop_refused(void)
 	pop_refused("avail idx more than num ahead", &q);
 
 	clear_rings();
-	q = (struct virtq){ .num = 8, .desc = DESC, .avail = AVAIL, .used = USED };
+	q = (struct virtq){ .num = 8, .desc_gpa = DESC, .avail_gpa = AVAIL, .used_gpa = USED };
 	set_desc(0, BUF, 16, 0, 0);
 	post(8, 0);
 	pop_refused("a queue that is not ready", &q);
 	const char *err = NULL;
-	ok(virtq_push(&q, &mem, 0, 0, &err) == -1 && err, "push refuses a queue that is not ready");
+	ok(virtq_push(&q, 0, 0, &err) == -1 && err, "push refuses a queue that is not ready");
 }
 
 /* --- virtio-mmio transport, through a console ------------------------- */
