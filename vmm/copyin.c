@@ -133,11 +133,6 @@ void copyin_record_free(struct copyin_record *rec)
 	rec->n = 0;
 }
 
-static int64_t ns(struct timespec t)
-{
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* ---- the walk -------------------------------------------------------------------- */
 
 struct walk;
@@ -193,7 +188,7 @@ static int note(struct walk *w, const struct stat *st, uint32_t guest_ino)
 	if (!path)
 		return fail(w, "cannot record", "out of memory");
 	r->e[r->n++] = (struct copyin_entry){ path, guest_ino, st->st_mode, st->st_dev, st->st_ino, (uint64_t)st->st_size,
-					      ns(st->st_mtim), ns(st->st_ctim) };
+					      copyin_ns(st->st_mtim), copyin_ns(st->st_ctim) };
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #define HUSK_COPYIN_H
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define COPYIN_MAX_DEPTH 128       /* directories below the top */
 #define COPYIN_MAX_ENTRIES 1000000 /* names met, skipped ones included */
@@ -21,6 +22,12 @@ struct copyin_entry {
 	uint64_t dev, ino, size;
 	int64_t mtime_ns, ctime_ns;
 };
+
+/* The record's times: nanoseconds since the epoch. */
+static inline int64_t copyin_ns(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 struct copyin_record {
 	struct copyin_entry *e; /* sorted by path (strcmp) */

@@ -119,11 +119,6 @@ static int skip(int fd, uint64_t n)
 
 /* ---- the record and the host's state -------------------------------------- */
 
-static int64_t ns(struct timespec t)
-{
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static int same_inode(const struct stat *s, const struct copyin_entry *e)
 {
 	return s->st_dev == e->dev && s->st_ino == e->ino && (s->st_mode & S_IFMT) == (e->mode & S_IFMT);
@@ -181,8 +176,8 @@ static int host_unchanged(struct writer *w, const struct stat *s, const struct c
 {
 	if (!same_inode(s, e))
 		return 0;
-	return S_ISDIR(s->st_mode) || ((uint64_t)s->st_size == e->size && ns(s->st_mtim) == e->mtime_ns &&
-				       (ns(s->st_ctim) == e->ctime_ns || relinked_here(w, s)));
+	return S_ISDIR(s->st_mode) || ((uint64_t)s->st_size == e->size && copyin_ns(s->st_mtim) == e->mtime_ns &&
+				       (copyin_ns(s->st_ctim) == e->ctime_ns || relinked_here(w, s)));
 }
 
 static const struct copyin_entry *recorded(struct writer *w, const char *path)
@@ -287,17 +282,20 @@ static void host_name(const char *name, char out[256])
 	out[i] = 0;
 }
 
-/* NAME.husk-conflict, or .2, .3 ... if that is taken; 0 or an errno. */
-static int conflict_name(int dirfd, const char *name, char out[256])
+/* name becomes NAME.husk-conflict, or .2, .3 ... if that is taken; 0 or
+ * an errno. */
+static int conflict_name(int dirfd, char name[256])
 {
+	char base[256], *out = name;
 	size_t len = strlen(name);
+	memcpy(base, name, len);
 	for (int i = 1; i <= 100; i++) {
 		char suffix[32];
 		int k = i == 1 ? snprintf(suffix, sizeof suffix, ".husk-conflict")
 			       : snprintf(suffix, sizeof suffix, ".husk-conflict.%d", i);
 		if (len + (size_t)k >= 256)
 			return ENAMETOOLONG;
-		memcpy(out, name, len);
+		memcpy(out, base, len);
 		memcpy(out + len, suffix, (size_t)k + 1);
 		struct stat s;
 		if (fstatat(dirfd, out, &s, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
@@ -308,6 +306,12 @@ static int conflict_name(int dirfd, const char *name, char out[256])
 
 enum place { P_NEW, P_REPLACE, P_CONFLICT, P_DONE, P_FAILED };
 
+static struct timespec clamp_time(struct writer *w, int64_t t)
+{
+	/* a file from the future would confuse make and backup tools */
+	return (struct timespec){ t < 0 ? 0 : t > w->now ? w->now : t, 0 };
+}
+
 /* The host already holds what the program made there (a retried
  * write-back, or the host made the same change). */
 static int already_there(struct writer *w, const struct stat *s, const struct rec *r)
@@ -317,7 +321,8 @@ static int already_there(struct writer *w, const struct stat *s, const struct re
 		return f && f->key && s->st_dev == f->dev && s->st_ino == f->ino;
 	}
 	int type = r->type == R_SYMLINK ? S_IFLNK : S_IFREG;
-	return (s->st_mode & S_IFMT) == (mode_t)type && (uint64_t)s->st_size == r->size && s->st_mtim.tv_sec == r->mtime &&
+	struct timespec t = clamp_time(w, r->mtime);
+	return (s->st_mode & S_IFMT) == (mode_t)type && (uint64_t)s->st_size == r->size && s->st_mtim.tv_sec == t.tv_sec &&
 	       s->st_mtim.tv_nsec == 0;
 }
 
@@ -351,9 +356,7 @@ static enum place place(struct writer *w, struct level *l, const char *name, con
 	} else {
 		conflict(w, w->path, "was changed on the host and by the program: the program's is beside it");
 	}
-	char base[256];
-	memcpy(base, out, 256);
-	int err = conflict_name(l->fd, base, out);
+	int err = conflict_name(l->fd, out);
 	if (err) {
 		failure(w, w->path, err);
 		return P_FAILED;
@@ -394,18 +397,10 @@ static int move_into_place(struct writer *w, struct level *l, const char *tmp, c
 		if (errno != EEXIST || retried)
 			return -1;
 		conflict(w, w->path, "appeared on the host during the write-back: the program's is beside it");
-		char base[256];
-		memcpy(base, name, 256);
-		if ((errno = conflict_name(l->fd, base, name)))
+		if ((errno = conflict_name(l->fd, name)))
 			return -1;
 	}
 	return 0;
-}
-
-static struct timespec clamp_time(struct writer *w, int64_t t)
-{
-	/* a file from the future would confuse make and backup tools */
-	return (struct timespec){ t < 0 ? 0 : t > w->now ? w->now : t, 0 };
 }
 
 static mode_t file_mode(struct writer *w, const struct rec *r, const struct copyin_entry *e)
@@ -537,8 +532,7 @@ static int write_link(struct writer *w, struct level *l, const char *name, const
 	if (r->size >= sizeof first || get(w->in, first, r->size))
 		return -1;
 	first[r->size] = 0;
-	char shown_first[600], where[256], tmp[48], *last;
-	shown(first, shown_first);
+	char where[256], tmp[48], *last;
 	int at;
 	if (strlen(first) != r->size || link_source(w, first, r->ino, &at, &last) < 0) {
 		conflict(w, w->path, "is a hard link to a file that was not written back as the program left it: not made");
@@ -616,9 +610,7 @@ static void enter_dir(struct writer *w, struct level *parent, const char *name, 
 			failure(w, w->path, errno);
 		return;
 	}
-	char base[256];
-	memcpy(base, hn, 256);
-	int err = conflict_name(parent->fd, base, hn);
+	int err = conflict_name(parent->fd, hn);
 	if (err || make_dir(w, parent->fd, hn, r, out) < 0) {
 		failure(w, w->path, err ? err : errno);
 		return;

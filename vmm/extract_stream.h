@@ -6,6 +6,7 @@
 #ifndef HUSK_EXTRACT_STREAM_H
 #define HUSK_EXTRACT_STREAM_H
 #include <stdint.h>
+#include "copyin.h"
 
 /* R_UP: back to the parent directory.  R_LINK: another name of a file
  * already sent; its data is the first name's path from the workdir's top.
@@ -32,6 +33,6 @@ struct rec {
 	uint64_t size;   /* bytes that follow the name: file data or link target */
 };
 
-#define MAX_DEPTH 128
+#define MAX_DEPTH COPYIN_MAX_DEPTH /* the bound of the copy-in, both ways */
 #define MAX_PATH ((MAX_DEPTH + 1) * 256)
 #endif

@@ -13,8 +13,6 @@
 #include "extract.h"
 #include "writeback.h"
 
-#define MAX_ENTRIES 1000000
-
 struct report {
 	int outcome; /* EXTRACT_* */
 	struct extract_stats st;
@@ -79,7 +77,7 @@ static int record_load(const char *image, struct copyin_record *rec, char *err, 
 		return errmsg(err, n, "cannot open %s: %s", path, strerror(errno));
 	char m[8];
 	uint64_t count = 0;
-	int bad = fread(m, 8, 1, f) != 1 || memcmp(m, magic, 8) || fread(&count, 8, 1, f) != 1 || count > MAX_ENTRIES ||
+	int bad = fread(m, 8, 1, f) != 1 || memcmp(m, magic, 8) || fread(&count, 8, 1, f) != 1 || count > COPYIN_MAX_ENTRIES ||
 		  !(rec->e = calloc(count ? count : 1, sizeof *rec->e));
 	rec->n = 0;
 	for (uint64_t i = 0; !bad && i < count; i++) {
@@ -128,7 +126,7 @@ static _Noreturn void helper(int go, int result, struct disks *ds)
 		unlink(d->image);
 		_exit(0);
 	}
-	struct extract_limits lim = { MAX_ENTRIES, d->size };
+	struct extract_limits lim = { COPYIN_MAX_ENTRIES, d->size };
 	r.outcome = workdir_extract(d->fd, ds->workdir_fd, &ds->workdir_record, &lim, &r.st, r.err, sizeof r.err);
 	r.kept = r.outcome == EXTRACT_HOST_ERROR && record_save(&ds->workdir_record, d->image) == 0;
 	if (!r.kept)
@@ -247,7 +245,7 @@ int writeback_retry(const char *image, const char *dir)
 		return EXIT_USAGE;
 	}
 	struct report r = { 0 };
-	struct extract_limits lim = { MAX_ENTRIES, (uint64_t)s.st_size };
+	struct extract_limits lim = { COPYIN_MAX_ENTRIES, (uint64_t)s.st_size };
 	r.outcome = workdir_extract(img, dirfd, &rec, &lim, &r.st, r.err, sizeof r.err);
 	r.kept = r.outcome == EXTRACT_HOST_ERROR;
 	if (!r.kept)
