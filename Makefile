@@ -11,11 +11,11 @@ HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iv
 GUEST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-pic -fno-pie \
 	-mno-red-zone -mgeneral-regs-only -fno-stack-protector -fno-asynchronous-unwind-tables \
 	-fno-builtin -nostdinc -isystem $(shell $(CC) -print-file-name=include) \
-	-Iguest/include -Iinclude -I$(BUILD)/libfdt-src
+	-Iguest -Iguest/include -Iinclude -I$(BUILD)/libfdt-src
 
-GUEST_SRC := $(wildcard guest/*.c guest/lib/*.c guest/fs/*.c)
+GUEST_SRC := $(wildcard guest/*.c guest/*/*.c)
 LIBFDT_SRC := fdt.c fdt_ro.c fdt_strerror.c
-HEADERS := $(wildcard include/husk/*.h vmm/*.h loader/*.h)
+HEADERS := $(wildcard include/husk/*.h vmm/*.h vmm/*/*.h loader/*.h)
 
 .PHONY: all deps images run check bench conformance clean distclean test-builds
 all: husk images
@@ -27,12 +27,12 @@ deps:
 $(BUILD)/libfdt-src/ORIGIN: guest/fetch-libfdt scripts/debsrc
 	guest/fetch-libfdt $(BUILD)/src $(BUILD)/libfdt-src
 
-$(BUILD)/guest/%.o: guest/%.c $(wildcard guest/*.h guest/fs/*.h guest/include/*.h) $(HEADERS) $(BUILD)/libfdt-src/ORIGIN
+$(BUILD)/guest/%.o: guest/%.c $(wildcard guest/*.h guest/*/*.h) $(HEADERS) $(BUILD)/libfdt-src/ORIGIN
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(GUEST_CFLAGS) -c $< -o $@
 
-$(BUILD)/guest/entry.o: guest/entry.S include/husk/abi.h
+$(BUILD)/guest/arch/entry.o: guest/arch/entry.S include/husk/abi.h
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	@$(CC) $(GUEST_CFLAGS) -c $< -o $@
@@ -43,12 +43,12 @@ $(BUILD)/guest/libfdt/%.o: $(BUILD)/libfdt-src/ORIGIN
 	@echo "  CC      libfdt/$*.c"
 	@$(CC) $(GUEST_CFLAGS) -Wno-error -Wno-sign-compare -c $(BUILD)/libfdt-src/$*.c -o $@
 
-GUEST_OBJ := $(BUILD)/guest/entry.o $(patsubst guest/%.c,$(BUILD)/guest/%.o,$(GUEST_SRC)) \
+GUEST_OBJ := $(BUILD)/guest/arch/entry.o $(patsubst guest/%.c,$(BUILD)/guest/%.o,$(GUEST_SRC)) \
 	$(patsubst %.c,$(BUILD)/guest/libfdt/%.o,$(LIBFDT_SRC))
 
-$(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/kernel.ld
+$(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/arch/kernel.ld
 	@echo "  LD      $@"
-	@$(CC) -nostdlib -static -no-pie -Wl,-T,guest/kernel.ld -Wl,--build-id=none -Wl,--no-warn-rwx-segments -o $@ $(GUEST_OBJ) -lgcc
+	@$(CC) -nostdlib -static -no-pie -Wl,-T,guest/arch/kernel.ld -Wl,--build-id=none -Wl,--no-warn-rwx-segments -o $@ $(GUEST_OBJ) -lgcc
 
 # --- VMM ------------------------------------------------------------------
 # build/libhusk.a (objects in build/libhusk/), and ./husk from it, main.o and
@@ -84,10 +84,10 @@ $(BUILD)/tests/husk-test: $(patsubst %.c,$(BUILD)/tests/hooks/%.o,$(HOOK_SRC)) $
 	@$(CC) -o $@ $^ -static $(HUSK_LDLIBS)
 
 EVIL_SRC := tests/evil-kernel/start.S tests/evil-kernel/evil.c
-$(BUILD)/tests/evil-kernel.elf: $(EVIL_SRC) guest/kernel.ld $(wildcard include/husk/*.h)
+$(BUILD)/tests/evil-kernel.elf: $(EVIL_SRC) guest/arch/kernel.ld $(wildcard include/husk/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  LD      evil-kernel.elf"
-	@$(CC) $(GUEST_CFLAGS) -nostdlib -static -no-pie -Wl,-T,guest/kernel.ld -Wl,--build-id=none \
+	@$(CC) $(GUEST_CFLAGS) -nostdlib -static -no-pie -Wl,-T,guest/arch/kernel.ld -Wl,--build-id=none \
 		-Wl,--no-warn-rwx-segments -o $@ $(EVIL_SRC)
 
 test-builds: $(BUILD)/tests/husk-test $(BUILD)/tests/evil-kernel.elf

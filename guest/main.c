@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The kernel's boot sequence. */
-#include "cpu.h"
+#include "arch/cpu.h"
 #include "kernel.h"
-#include "sys_fs.h"
+#include "sys/sys_fs.h"
 
 _Noreturn void kmain(const void *fdt, unsigned long flags);
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "husk/abi.h"
-#include "isolate.h"
+#include "sandbox/isolate.h"
 #include "options.h"
 #include "run.h"
 

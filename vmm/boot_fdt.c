@@ -46,24 +46,24 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 	e = e ? e : fdt_begin_node(fdt, "");
 	e = e ? e : fdt_property_u32(fdt, "#address-cells", 2);
 	e = e ? e : fdt_property_u32(fdt, "#size-cells", 2);
-	e = e ? e : fdt_property_string(fdt, "compatible", "husk,microvm");
+	e = e ? e : fdt_property_string(fdt, "compatible", HUSK_DT_COMPATIBLE);
 
-	e = e ? e : fdt_begin_node(fdt, "memory@0");
+	e = e ? e : fdt_begin_node(fdt, HUSK_DT_MEMORY);
 	e = e ? e : fdt_property_string(fdt, "device_type", "memory");
 	e = e ? e : prop_u64s(fdt, "reg", (uint64_t[]){ 0, p->ram_size }, 2);
 	e = e ? e : fdt_end_node(fdt);
 
-	e = e ? e : fdt_begin_node(fdt, "chosen");
-	e = e ? e : prop_u64s(fdt, "husk,program", (uint64_t[]){ p->entry, p->phdr, p->phnum, p->image_end }, 4);
-	e = e ? e : prop_u64s(fdt, "husk,clock", (uint64_t[]){ p->wall_ns, p->mono_ns, p->tsc, p->tsc_khz }, 4);
-	e = e ? e : fdt_property(fdt, "rng-seed", p->seed, sizeof p->seed);
-	e = e ? e : prop_u32s(fdt, "husk,tty", (uint32_t[]){ p->tty[0], p->tty[1], p->tty[2] }, 3);
-	e = e ? e : prop_u32s(fdt, "husk,winsize", (uint32_t[]){ p->rows, p->cols }, 2);
-	e = e ? e : fdt_property_u32(fdt, "husk,open-files", p->open_files);
+	e = e ? e : fdt_begin_node(fdt, HUSK_DT_CHOSEN);
+	e = e ? e : prop_u64s(fdt, HUSK_DT_PROGRAM, (uint64_t[]){ p->entry, p->phdr, p->phnum, p->image_end }, 4);
+	e = e ? e : prop_u64s(fdt, HUSK_DT_CLOCK, (uint64_t[]){ p->wall_ns, p->mono_ns, p->tsc, p->tsc_khz }, 4);
+	e = e ? e : fdt_property(fdt, HUSK_DT_SEED, p->seed, sizeof p->seed);
+	e = e ? e : prop_u32s(fdt, HUSK_DT_TTY, (uint32_t[]){ p->tty[0], p->tty[1], p->tty[2] }, 3);
+	e = e ? e : prop_u32s(fdt, HUSK_DT_WINSIZE, (uint32_t[]){ p->rows, p->cols }, 2);
+	e = e ? e : fdt_property_u32(fdt, HUSK_DT_OPEN_FILES, p->open_files);
 	if (!e && p->selftest)
-		e = fdt_property(fdt, "husk,selftest", NULL, 0);
-	e = e ? e : prop_strings(fdt, "husk,argv", p->argv, p->argc);
-	e = e ? e : prop_strings(fdt, "husk,envp", p->envv, p->envc);
+		e = fdt_property(fdt, HUSK_DT_SELFTEST, NULL, 0);
+	e = e ? e : prop_strings(fdt, HUSK_DT_ARGV, p->argv, p->argc);
+	e = e ? e : prop_strings(fdt, HUSK_DT_ENVP, p->envv, p->envc);
 	e = e ? e : fdt_end_node(fdt);
 
 	for (int i = 0; !e && i < p->ndev; i++) {
@@ -71,14 +71,14 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 		char name[32];
 		snprintf(name, sizeof name, "virtio_mmio@%llx", (unsigned long long)c->mmio);
 		e = fdt_begin_node(fdt, name);
-		e = e ? e : fdt_property_string(fdt, "compatible", "virtio,mmio");
-		e = e ? e : prop_u64s(fdt, "reg", (uint64_t[]){ c->mmio, 0x1000 }, 2);
+		e = e ? e : fdt_property_string(fdt, "compatible", HUSK_DT_VIRTIO_MMIO);
+		e = e ? e : prop_u64s(fdt, "reg", (uint64_t[]){ c->mmio, HUSK_MMIO_SIZE }, 2);
 		if (c->fd >= 0)
-			e = e ? e : fdt_property_u32(fdt, "husk,fd", (uint32_t)c->fd);
+			e = e ? e : fdt_property_u32(fdt, HUSK_DT_FD, (uint32_t)c->fd);
 		if (c->mount)
-			e = e ? e : fdt_property_string(fdt, "husk,mount", c->mount);
+			e = e ? e : fdt_property_string(fdt, HUSK_DT_MOUNT, c->mount);
 		if (c->read_only)
-			e = e ? e : fdt_property(fdt, "husk,read-only", NULL, 0);
+			e = e ? e : fdt_property(fdt, HUSK_DT_READ_ONLY, NULL, 0);
 		e = e ? e : fdt_end_node(fdt);
 	}
 	e = e ? e : fdt_end_node(fdt);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "husk/abi.h"
+#include "husk/boot_tree.h"
 
 /* A virtio-mmio device: a console serving one guest fd, or a disk. */
 struct boot_device {
@@ -22,7 +23,7 @@ struct boot_params {
 	int envc;
 	uint64_t entry, phdr, phnum, image_end;
 	uint64_t wall_ns, mono_ns, tsc, tsc_khz;
-	uint8_t seed[32];
+	uint8_t seed[HUSK_DT_SEED_LEN];
 	int tty[3];
 	uint16_t rows, cols;
 	int selftest;

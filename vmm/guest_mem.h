@@ -13,11 +13,12 @@ struct guest_mem {
 /* Anonymous and 2 MiB-aligned.  Returns 0 or -errno. */
 int guest_mem_alloc(struct guest_mem *m, uint64_t size);
 /* MADV_HUGEPAGE over the whole 2 MiB pages in [start, end).  Measured on
- * kvm_pvm: a huge page costs the host ~0.3-0.4 ms to fault in (and at times
- * tens of ms of compaction), while a guest's first touch of a 4 KiB part of
- * it is then nearly free, against ~2-14 us on 4 KiB host pages.  So it pays
- * where the guest touches densely (the heap), not for the sparse boot data,
- * kernel, image and stack. */
+ * kvm_pvm (../shared/platform/KVM-PVM.md): a guest's first touch of a 4 KiB
+ * page is a shadow page-table fault of ~10-15 us on 4 KiB host pages and
+ * ~1-5 us on a huge host page, which itself costs the host ~0.3-0.4 ms to
+ * fault in (and at times tens of ms of compaction).  So it pays where the
+ * guest touches densely (the heap), not for the sparse boot data, kernel,
+ * image and stack. */
 void guest_mem_hugepages(struct guest_mem *m, uint64_t start, uint64_t end);
 void guest_mem_free(struct guest_mem *m);
 

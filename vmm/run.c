@@ -11,7 +11,7 @@
 #include "exit_codes.h"
 #include "husk/abi.h"
 #include "run.h"
-#include "stop.h"
+#include "sandbox/stop.h"
 
 static struct kvm_run *volatile running;
 static enum run_end end_reason = RUN_END_ERROR;

@@ -3,7 +3,7 @@
 #ifndef HUSK_RUN_H
 #define HUSK_RUN_H
 #include "husk/abi.h"
-#include "virtio_mmio.h"
+#include "devices/virtio_mmio.h"
 #include "vm.h"
 
 struct run_devices {

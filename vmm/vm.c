@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "husk/abi.h"
-#include "copyin.h"
+#include "disks/copyin.h"
 #include "errmsg.h"
 #include "vm.h"
 

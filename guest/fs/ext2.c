@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-/* The guest's errno list, by path: the unit tests build this file on the
- * host without guest/include on the include path. */
+/* The guest's errno values (Linux's), by path: the unit tests build this file
+ * on the host, where only guest/fs is on the include path. */
 #include "../include/errno.h"
 #include "ext2.h"
 #include "husk/abi.h"

@@ -16,8 +16,8 @@
 #define HUSK_TSS         0xd000ul
 #define HUSK_VIF         0xe000ul   /* kvm_pvm virtual interrupt flag page */
 
-/* [2 MiB, 4 MiB) is one 2 MiB page: the kernel and what it touches at boot.
- * (A first touch of a 4 KiB guest page costs ~10-45 us on kvm_pvm.) */
+/* [2 MiB, 4 MiB) is one 2 MiB page: the kernel and what it touches at boot
+ * (first touches are costly on kvm_pvm: vmm/guest_mem.h). */
 #define HUSK_KERNEL_BASE 0x200000ul /* the kernel ELF, starting with its header */
 #define HUSK_KERNEL_END  0x300000ul
 #define HUSK_IST_TOP     0x310000ul /* exception stack (IST 1) */
@@ -27,8 +27,8 @@
 #define HUSK_PROGRAM_MIN 0x400000ul /* lowest address a program may use */
 #define HUSK_PIE_BASE    0x400000ul /* load bias of a static-pie program */
 /* The program's stack: the top 8 MiB of RAM, in 4 KiB pages with the lowest
- * one left unmapped as a guard.  A stack is touched sparsely, and on kvm_pvm a
- * huge page costs ~0.4 ms to fault in, against ~13 us per 4 KiB page. */
+ * one left unmapped as a guard.  A stack is touched sparsely: on kvm_pvm a
+ * huge page would cost more to fault in than the pages it touches (guest_mem.h). */
 #define HUSK_STACK_SIZE  (8ul << 20)
 
 #define HUSK_MMIO_BASE   0xd0000000ul /* virtio-mmio devices, one 4 KiB window each */

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "mmio_prog.h"
-#include "stop.h"
-#include "virtio_blk.h"
+#include "sandbox/stop.h"
+#include "devices/virtio_blk.h"
 
 #define DISK (1u << 20)
 

@@ -10,8 +10,8 @@
 #include <signal.h>
 #include <unistd.h>
 #include "mmio_prog.h"
-#include "stop.h"
-#include "virtio_console.h"
+#include "sandbox/stop.h"
+#include "devices/virtio_console.h"
 
 static struct console con;
 static struct output_limit limit;

@@ -69,10 +69,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "copyin.h"
-#include "extract.h"
+#include "disks/copyin.h"
+#include "disks/extract.h"
 #include "fuzz.h"
-#include "workdir_reader.h"
+#include "disks/workdir_reader.h"
 
 #define MAX_IMAGE_INPUT (256u << 10)
 #define IMAGE_SIZE (1u << 20)

@@ -10,7 +10,7 @@
  * virtq_begin counted, at most num, whatever those writes do to the ring. */
 #include "fuzz.h"
 #include "husk/virtio_regs.h"
-#include "virtq.h"
+#include "devices/virtq.h"
 
 #define RAM (64u << 10)
 

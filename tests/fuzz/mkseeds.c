@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "extract_stream.h"
+#include "disks/extract_stream.h"
 #include "husk/virtio_regs.h"
 #include "husk/virtio_ring.h"
 

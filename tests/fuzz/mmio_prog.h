@@ -29,7 +29,7 @@
 #define HUSK_MMIO_PROG_H
 #include "fuzz.h"
 #include "husk/virtio_regs.h"
-#include "virtio_mmio.h"
+#include "devices/virtio_mmio.h"
 
 #define RAM (64u << 10)
 

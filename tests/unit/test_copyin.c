@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <ext2fs/ext2fs.h>
-#include "copyin.h"
+#include "disks/copyin.h"
 #include "tap.h"
 
 static char tmp[256], err[1024];

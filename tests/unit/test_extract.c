@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "copyin.h"
-#include "extract.h"
+#include "disks/copyin.h"
+#include "disks/extract.h"
 #include "tap.h"
 
 static char T[64];

@@ -7,11 +7,11 @@
 #include <unistd.h>
 #include "husk/virtio_regs.h"
 #include "guest_mem.h"
-#include "stop.h"
+#include "sandbox/stop.h"
 #include "tap.h"
-#include "virtio_console.h"
-#include "virtio_mmio.h"
-#include "virtq.h"
+#include "devices/virtio_console.h"
+#include "devices/virtio_mmio.h"
+#include "devices/virtq.h"
 
 #define RAM (4ull << 20)
 #define DESC 0x10000ull

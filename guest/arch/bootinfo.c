@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Reads the boot device tree the VMM built (libfdt). */
+#include <libfdt.h>
+#include "husk/boot_tree.h"
+#include "kernel.h"
+
+struct bootinfo boot;
+
+static const void *prop(const void *fdt, int node, const char *name, int *len, int min)
+{
+	int l;
+	const void *p = fdt_getprop(fdt, node, name, &l);
+	if (!p || l < min)
+		panic("boot device tree: %s missing or short", name);
+	if (len)
+		*len = l;
+	return p;
+}
+
+static uint64_t u64_at(const void *p, int i)
+{
+	return fdt64_ld((const fdt64_t *)p + i);
+}
+
+static int count_strings(const char *s, int len)
+{
+	int n = 0;
+	for (int i = 0; i < len; i++)
+		n += s[i] == 0;
+	return n;
+}
+
+void bootinfo_parse(const void *fdt, int pvm)
+{
+	if (fdt_check_header(fdt))
+		panic("boot device tree: bad header");
+	boot.pvm = pvm;
+	int mem = fdt_path_offset(fdt, "/" HUSK_DT_MEMORY);
+	int chosen = fdt_path_offset(fdt, "/" HUSK_DT_CHOSEN);
+	if (mem < 0 || chosen < 0)
+		panic("boot device tree: /memory@0 or /chosen missing");
+	boot.ram_size = u64_at(prop(fdt, mem, "reg", 0, 16), 1);
+
+	boot.argv = prop(fdt, chosen, HUSK_DT_ARGV, &boot.argv_len, 2);
+	boot.argc = count_strings(boot.argv, boot.argv_len);
+	boot.envp = prop(fdt, chosen, HUSK_DT_ENVP, &boot.envp_len, 0);
+	boot.envc = count_strings(boot.envp, boot.envp_len);
+
+	const void *p = prop(fdt, chosen, HUSK_DT_PROGRAM, 0, HUSK_DT_PROGRAM_LEN);
+	boot.entry = u64_at(p, 0), boot.phdr = u64_at(p, 1);
+	boot.phnum = u64_at(p, 2), boot.image_end = u64_at(p, 3);
+	p = prop(fdt, chosen, HUSK_DT_CLOCK, 0, HUSK_DT_CLOCK_LEN);
+	boot.wall_ns = u64_at(p, 0), boot.mono_ns = u64_at(p, 1);
+	boot.tsc = u64_at(p, 2), boot.tsc_khz = u64_at(p, 3);
+	boot.seed = prop(fdt, chosen, HUSK_DT_SEED, 0, HUSK_DT_SEED_LEN);
+	const fdt32_t *t = prop(fdt, chosen, HUSK_DT_TTY, 0, HUSK_DT_TTY_LEN);
+	for (int i = 0; i < 3; i++)
+		boot.tty[i] = fdt32_ld(t + i);
+	t = prop(fdt, chosen, HUSK_DT_WINSIZE, 0, HUSK_DT_WINSIZE_LEN);
+	boot.rows = fdt32_ld(t), boot.cols = fdt32_ld(t + 1);
+	boot.selftest = fdt_getprop(fdt, chosen, HUSK_DT_SELFTEST, 0) != 0;
+	boot.open_files = (int)fdt32_ld(prop(fdt, chosen, HUSK_DT_OPEN_FILES, 0, 4));
+
+	int n = 0, node;
+	fdt_for_each_subnode(node, fdt, 0) {
+		if (fdt_node_check_compatible(fdt, node, HUSK_DT_VIRTIO_MMIO))
+			continue;
+		uintptr_t mmio = u64_at(prop(fdt, node, "reg", 0, 16), 0);
+		const fdt32_t *fd = fdt_getprop(fdt, node, HUSK_DT_FD, 0);
+		if (fd && n < (int)ARRAY_SIZE(boot.console)) {
+			boot.console[n++] = (struct console_info){ mmio, (int)fdt32_ld(fd) };
+		} else if (!fd && boot.ndisks < MAX_DISKS) {
+			int len;
+			const char *mount = prop(fdt, node, HUSK_DT_MOUNT, &len, 2);
+			if (mount[len - 1] || mount[0] != '/')
+				panic("boot device tree: bad husk,mount");
+			boot.disk[boot.ndisks++] = (struct disk_info){
+				mmio, mount, fdt_getprop(fdt, node, HUSK_DT_READ_ONLY, 0) != 0 };
+		}
+	}
+}

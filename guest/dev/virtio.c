@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* virtio-mmio driver core (virtio 1.x, 3.1.1 driver initialization). */
+#include <errno.h>
+#include "arch/cpu.h"
+#include "kernel.h"
+#include "dev/virtio.h"
+
+static void w(struct virtio_dev *d, unsigned reg, uint32_t v) { mmio_write32(d->mmio + reg, v); }
+static uint32_t r(struct virtio_dev *d, unsigned reg) { return mmio_read32(d->mmio + reg); }
+
+int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t want)
+{
+	uint32_t st = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
+	w(d, VIRTIO_MMIO_STATUS, 0);
+	w(d, VIRTIO_MMIO_STATUS, st);
+	w(d, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
+	if (!(r(d, VIRTIO_MMIO_DEVICE_FEATURES) & 1u << (VIRTIO_F_VERSION_1 - 32)))
+		return -ENODEV; /* not a virtio 1.x device */
+	/* Driver features start at 0 after reset: write only what we take.  Each
+	 * register access is an exit, so feature bits 0-31 are read only when
+	 * the driver wants any. */
+	if (want) {
+		w(d, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+		w(d, VIRTIO_MMIO_DRIVER_FEATURES, want & r(d, VIRTIO_MMIO_DEVICE_FEATURES));
+	}
+	w(d, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	w(d, VIRTIO_MMIO_DRIVER_FEATURES, 1u << (VIRTIO_F_VERSION_1 - 32));
+	st |= VIRTIO_STATUS_FEATURES_OK;
+	w(d, VIRTIO_MMIO_STATUS, st);
+	if (!(r(d, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK))
+		return -ENODEV;
+	for (int i = 0; i < nqueues; i++) {
+		struct virtq *q = &qs[i];
+		w(d, VIRTIO_MMIO_QUEUE_SEL, q->index);
+		if (r(d, VIRTIO_MMIO_QUEUE_NUM_MAX) < VQ_SIZE)
+			return -ENODEV;
+		w(d, VIRTIO_MMIO_QUEUE_NUM, VQ_SIZE);
+		/* All of RAM is below 4 GiB, and the high halves reset to 0. */
+		w(d, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(uintptr_t)q->desc);
+		w(d, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)(uintptr_t)&q->avail);
+		w(d, VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)(uintptr_t)&q->used);
+		w(d, VIRTIO_MMIO_QUEUE_READY, 1);
+	}
+	w(d, VIRTIO_MMIO_STATUS, st | VIRTIO_STATUS_DRIVER_OK);
+	d->ready = 1;
+	return 0;
+}
+
+uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		q->desc[i].addr = (uintptr_t)b[i].addr;
+		q->desc[i].len = b[i].len;
+		q->desc[i].flags = (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0) |
+				   (b[i].device_writes ? VIRTQ_DESC_F_WRITE : 0);
+		q->desc[i].next = i + 1 < n ? i + 1 : 0;
+	}
+	q->avail.ring[q->avail.idx % VQ_SIZE] = 0;
+	__asm__ volatile("" ::: "memory");
+	q->avail.idx++;
+	mmio_write32(d->mmio + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
+	__asm__ volatile("" ::: "memory");
+	if (*(volatile uint16_t *)&q->used.idx == q->used_seen)
+		panic("virtio device at %lx did not complete a request", (unsigned long)d->mmio);
+	uint32_t len = q->used.ring[q->used_seen % VQ_SIZE].len;
+	q->used_seen++;
+	return len;
+}

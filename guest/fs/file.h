@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Open files and the fd table. */
+#ifndef GUEST_FILE_H
+#define GUEST_FILE_H
+#include <stdint.h>
+#include "husk/abi.h"
+#include "fs/vfs.h"
+
+#define MAX_FDS HUSK_OPEN_FILES_MAX
+
+enum file_kind { FILE_CONSOLE, FILE_FS, FILE_SYNTH, FILE_DEV };
+
+struct file {
+	int refs;
+	int kind;
+	int flags;           /* open flags: access mode, O_APPEND, O_NONBLOCK */
+	struct mount *m;     /* FILE_FS */
+	uint32_t ino;
+	int is_dir;
+	int dev;             /* FILE_DEV: DEV_*; FILE_CONSOLE: the console's fd */
+	uint64_t pos;        /* offset, or the directory cookie */
+	char *path;          /* absolute path (kalloc'd, PATH_MAX) */
+};
+
+/* A file unlinked while open lives on under the mount's orphan directory
+ * until its last close (the file systems free an inode at once). */
+#define ORPHAN_DIR ".husk-unlinked"
+int inode_is_open(struct mount *m, uint32_t ino);
+int orphan(struct mount *m, uint32_t dir, const char *name, size_t len, uint32_t ino);
+
+struct file *fd_get(long fd);
+int fd_install(struct file *f, int min, int cloexec); /* lowest free fd >= min, or -EMFILE */
+int fd_limit(void);        /* fds are below it (RLIMIT_NOFILE's soft value) */
+void fd_limit_init(int n); /* the policy's open-files limit, at boot */
+/* getrlimit/setrlimit of RLIMIT_NOFILE: want and old are {soft, hard}. */
+long fd_rlimit(const uint64_t *want, uint64_t *old);
+int fd_close(long fd);
+int fd_cloexec(long fd, int set); /* set < 0: query */
+struct file *file_new(int kind);
+void file_track(struct file *f); /* once m and ino are set */
+void file_put(struct file *f);
+void fd_init_console(void);
+void fd_close_all(void); /* at exit: the last closes of unlinked files */
+#endif

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Mount table and path lookup. */
+#include <errno.h>
+#include <string.h>
+#include "fs/blockdev.h"
+#include "kernel.h"
+#include "linux_abi.h"
+#include "fs/vfs.h"
+
+#define MAX_LINKS 40
+
+static struct mount mounts[MAX_DISKS + 1];
+static int nmounts;
+static const char *const dev_names[DEV_COUNT] = { "null", "zero", "urandom" };
+
+void vfs_init(void)
+{
+	for (int i = 0; i < boot.ndisks; i++) {
+		struct disk_info *d = &boot.disk[i];
+		mounts[nmounts] = (struct mount){ d->mount, strlen(d->mount), &ext2_fs_ops, 0, d->read_only, d->mmio, 0,
+						   nmounts + 1 };
+		nmounts++;
+	}
+	mounts[nmounts] = (struct mount){ "/tmp", 4, &tmpfs_ops, 0, 0, 0, 0, nmounts + 1 };
+	nmounts++;
+}
+
+int vfs_mount_fs(struct mount *m)
+{
+	if (m->fs || m->error)
+		return m->error;
+	if (m->ops == &tmpfs_ops) {
+		m->fs = tmpfs_new();
+		return m->fs ? 0 : (m->error = -ENOMEM);
+	}
+	struct blockdev *bd = blk_open(m->mmio, m->read_only);
+	if (!bd)
+		return m->error = -EIO;
+	int r = ext2_mount_dev(&m->fs, bd, m->read_only);
+	if (r)
+		m->error = r;
+	return r;
+}
+
+/* The mount whose path is path or a prefix of it at a '/', longest first. */
+static struct mount *mount_of(const char *path, size_t len)
+{
+	struct mount *best = 0;
+	for (int i = 0; i < nmounts; i++) {
+		struct mount *m = &mounts[i];
+		if (m->len <= len && !memcmp(m->path, path, m->len) && (len == m->len || path[m->len] == '/') &&
+		    (!best || m->len > best->len))
+			best = m;
+	}
+	return best;
+}
+
+/* A directory above some mount ("/", "/data")? */
+static int synth_dir(const char *path, size_t len)
+{
+	if (len == 1)
+		return 1;
+	if (len == 4 && !memcmp(path, "/dev", 4))
+		return 1;
+	for (int i = 0; i < nmounts; i++)
+		if (mounts[i].len > len && !memcmp(mounts[i].path, path, len) && mounts[i].path[len] == '/')
+			return 1;
+	return 0;
+}
+
+static int dev_index(const char *path, size_t len)
+{
+	if (len < 6 || memcmp(path, "/dev/", 5))
+		return -1;
+	for (int i = 0; i < DEV_COUNT; i++)
+		if (strlen(dev_names[i]) == len - 5 && !memcmp(path + 5, dev_names[i], len - 5))
+			return i;
+	return -1;
+}
+
+/* Lexical normalization of base + path into out: no ".", "..", "//". */
+static int normalize(const char *base, const char *path, char *out)
+{
+	char tmp[2 * PATH_MAX];
+	size_t bl = path[0] == '/' ? 0 : strlen(base), pl = strlen(path);
+	if (bl + pl + 2 > sizeof tmp)
+		return -ENAMETOOLONG;
+	memcpy(tmp, base, bl);
+	tmp[bl] = '/';
+	memcpy(tmp + bl + 1, path, pl + 1);
+	size_t o = 0;
+	for (char *p = tmp; *p;) {
+		while (*p == '/')
+			p++;
+		char *e = p;
+		while (*e && *e != '/')
+			e++;
+		size_t n = e - p;
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+		} else {
+			if (n > NAME_MAX)
+				return -ENAMETOOLONG;
+			if (o + n + 2 > PATH_MAX)
+				return -ENAMETOOLONG;
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = 0;
+	return 0;
+}
+
+static int is_symlink(struct mount *m, uint32_t ino, int *err)
+{
+	struct fs_stat st;
+	*err = m->ops->stat(m->fs, ino, &st);
+	return !*err && (st.mode & S_IFMT) == S_IFLNK;
+}
+
+/* Walk a normalized absolute path.  A symlink is expanded in place and the
+ * walk starts over, so ".." after it is lexical on the expanded path. */
+int vfs_lookup(const char *base, const char *path, int flags, struct node *out)
+{
+	char *cur = out->path;
+	int r = normalize(base, path, cur);
+	for (int links = 0; !r; links++) {
+		if (links > MAX_LINKS)
+			return -ELOOP;
+		size_t len = strlen(cur);
+		const char *last = cur + len;
+		while (last > cur && last[-1] != '/')
+			last--;
+		out->name = last, out->name_len = cur + len - last;
+		out->m = 0, out->ino = out->dir = 0;
+		struct mount *m = mount_of(cur, len);
+		if (!m) {
+			if (synth_dir(cur, len)) {
+				out->kind = NODE_SYNTH;
+				return 0;
+			}
+			out->dev = dev_index(cur, len);
+			out->kind = out->dev >= 0 ? NODE_DEV : NODE_SYNTH;
+			return out->dev >= 0 ? 0 : -ENOENT;
+		}
+		if ((r = vfs_mount_fs(m)))
+			return r;
+		out->kind = NODE_FS;
+		out->m = m;
+		uint32_t ino = m->ops->root, dir = 0;
+		const char *p = cur + m->len;
+		int restarted = 0;
+		while (*p == '/') {
+			const char *name = ++p, *e = p;
+			while (*e && *e != '/')
+				e++;
+			dir = ino;
+			r = m->ops->lookup(m->fs, dir, name, e - name, &ino);
+			if (r == -ENOENT && !*e) { /* only the last may be missing */
+				out->dir = dir, out->ino = 0;
+				return 0;
+			}
+			if (r)
+				return r;
+			int is_last = !*e, err = 0;
+			if ((!is_last || (flags & LOOKUP_FOLLOW)) && is_symlink(m, ino, &err)) {
+				char target[PATH_MAX], next[PATH_MAX];
+				long n = m->ops->readlink(m->fs, ino, target, sizeof target - 1);
+				if (n < 0)
+					return (int)n;
+				target[n] = 0;
+				/* base: the directory holding the link */
+				size_t dl = name - 1 - cur; /* never 0: mounts are below "/" */
+				char dirpath[PATH_MAX];
+				memcpy(dirpath, cur, dl);
+				dirpath[dl] = 0;
+				char joined[PATH_MAX];
+				if (strlen(target) + strlen(e) + 1 > sizeof joined)
+					return -ENAMETOOLONG;
+				memcpy(joined, target, n);
+				memcpy(joined + n, e, strlen(e) + 1);
+				r = normalize(dirpath, joined, next);
+				if (!r)
+					memcpy(cur, next, strlen(next) + 1);
+				restarted = 1;
+				break;
+			}
+			if (err)
+				return err;
+			if (!is_last) {
+				struct fs_stat st;
+				if ((r = m->ops->stat(m->fs, ino, &st)))
+					return r;
+				if ((st.mode & S_IFMT) != S_IFDIR)
+					return -ENOTDIR;
+			}
+			p = e;
+		}
+		if (restarted)
+			continue;
+		out->ino = ino, out->dir = dir;
+		return 0;
+	}
+	return r;
+}
+
+int vfs_stat(const struct node *n, struct fs_stat *st)
+{
+	memset(st, 0, sizeof *st);
+	if (n->kind == NODE_FS)
+		return n->ino ? n->m->ops->stat(n->m->fs, n->ino, st) : -ENOENT;
+	st->nlink = 1;
+	st->ino = 1;
+	st->mode = n->kind == NODE_DEV ? S_IFCHR | 0666 : S_IFDIR | 0555;
+	st->mtime = st->atime = st->ctime = (int64_t)(boot.wall_ns / NSEC_PER_SEC);
+	return 0;
+}
+
+/* Entries of a synthetic directory: the next path component of each mount
+ * below it (deduplicated), or the device nodes. */
+static int synth_readdir(const struct node *n, uint64_t *pos, struct fs_dirent *out)
+{
+	size_t len = strlen(n->path), plen = len == 1 ? 0 : len;
+	if (len == 4 && !memcmp(n->path, "/dev", 4)) {
+		if (*pos >= DEV_COUNT)
+			return 0;
+		const char *name = dev_names[(*pos)++];
+		out->ino = 100 + (uint32_t)*pos, out->type = DT_CHR, out->name_len = (uint16_t)strlen(name);
+		memcpy(out->name, name, out->name_len + 1);
+		return 1;
+	}
+	/* candidates: the mounts, then "dev" under "/" */
+	for (; *pos < (uint64_t)nmounts + 1; (*pos)++) {
+		const char *name;
+		size_t nl;
+		if (*pos == (uint64_t)nmounts) {
+			if (plen)
+				continue;
+			name = "dev", nl = 3;
+		} else {
+			const struct mount *m = &mounts[*pos];
+			if (m->len <= plen || memcmp(m->path, n->path, plen) || m->path[plen] != '/')
+				continue;
+			name = m->path + plen + 1;
+			const char *e = strchr(name, '/');
+			nl = e ? (size_t)(e - name) : strlen(name);
+			int dup = 0; /* an earlier mount gave the same name */
+			for (uint64_t j = 0; j < *pos; j++)
+				dup |= mounts[j].len > plen + nl && !memcmp(mounts[j].path, m->path, plen + 1 + nl) &&
+				       (mounts[j].path[plen + 1 + nl] == '/' || !mounts[j].path[plen + 1 + nl]);
+			if (dup)
+				continue;
+		}
+		(*pos)++;
+		out->ino = 10 + (uint32_t)*pos, out->type = DT_DIR, out->name_len = (uint16_t)nl;
+		memcpy(out->name, name, nl);
+		out->name[nl] = 0;
+		return 1;
+	}
+	return 0;
+}
+
+int vfs_readdir(const struct node *n, uint64_t *pos, struct fs_dirent *out)
+{
+	if (n->kind == NODE_SYNTH)
+		return synth_readdir(n, pos, out);
+	if (n->kind != NODE_FS)
+		return -ENOTDIR;
+	int r;
+	do /* files unlinked while open live on in a hidden directory */
+		r = n->m->ops->readdir(n->m->fs, n->ino, pos, out);
+	while (r == 1 && n->ino == n->m->ops->root && !strcmp(out->name, ".husk-unlinked"));
+	return r;
+}
+
+void vfs_sync_all(void)
+{
+	for (int i = 0; i < nmounts; i++)
+		if (mounts[i].fs && !mounts[i].read_only && mounts[i].ops->sync)
+			mounts[i].ops->sync(mounts[i].fs);
+}

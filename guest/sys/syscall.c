@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Linux x86-64 system calls.  Two ways in: the `syscall` instruction
+ * (entry.S, for any static binary) and a plain function call to
+ * syscall_dispatch, whose address programs built with husk's libc find in
+ * AT_SYSINFO.  Every call is counted in the report page; anything not
+ * implemented here returns -ENOSYS. */
+#include <errno.h>
+#include <string.h>
+#include "arch/cpu.h"
+#include "kernel.h"
+#include "fs/file.h"
+#include "sys/sys_fs.h"
+#include "linux_abi.h"
+#include "linux_syscall.h"
+
+struct timespec_k { long sec, nsec; };
+struct sigaction_k { uint64_t handler, flags, restorer, mask; };
+
+static uint64_t fs_base;
+static struct sigaction_k sigactions[_NSIG]; /* recorded; signals are never delivered */
+static uint64_t sigmask;
+
+static long sys_uname(char *u)
+{
+	static const char f[6][65] = { "Linux", "husk", "6.1.0-husk", "#1 husk", "x86_64", "(none)" };
+	if (!user_ok(u, sizeof f))
+		return -EFAULT;
+	memcpy(u, f, sizeof f);
+	return 0;
+}
+
+static long sys_arch_prctl(long code, uint64_t addr)
+{
+	if (code == ARCH_SET_FS) {
+		if (addr >= 1ull << 47)
+			return -EPERM;
+		fs_base = addr;
+		wrmsr(MSR_FS_BASE, addr);
+		return 0;
+	}
+	if (code == ARCH_GET_FS) {
+		if (!user_ok((void *)addr, 8))
+			return -EFAULT;
+		*(uint64_t *)addr = fs_base;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int clock_valid(long clk)
+{
+	return clk >= CLOCK_REALTIME && clk <= CLOCK_BOOTTIME_ALARM;
+}
+
+/* The CPU-time clocks: the VM runs only this program, so they count from boot. */
+static int clock_is_cpu(long clk)
+{
+	return clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
+}
+
+static int clock_is_wall(long clk)
+{
+	return clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_COARSE || clk == CLOCK_REALTIME_ALARM;
+}
+
+static long sys_clock_gettime(long clk, struct timespec_k *ts)
+{
+	if (!clock_valid(clk))
+		return -EINVAL;
+	uint64_t ns = clock_is_wall(clk) ? clock_wall_ns()
+		      : clock_is_cpu(clk) ? clock_mono_ns() - boot.mono_ns : clock_mono_ns();
+	if (!user_ok(ts, sizeof *ts))
+		return -EFAULT;
+	ts->sec = ns / NSEC_PER_SEC, ts->nsec = ns % NSEC_PER_SEC;
+	return 0;
+}
+
+static long sys_clock_getres(long clk, struct timespec_k *ts)
+{
+	if (!clock_valid(clk))
+		return -EINVAL;
+	if (ts) {
+		if (!user_ok(ts, sizeof *ts))
+			return -EFAULT;
+		ts->sec = 0, ts->nsec = 1;
+	}
+	return 0;
+}
+
+static long sys_gettimeofday(long *tv)
+{
+	uint64_t ns = clock_wall_ns();
+	if (tv) {
+		if (!user_ok(tv, 16))
+			return -EFAULT;
+		tv[0] = ns / NSEC_PER_SEC, tv[1] = ns % NSEC_PER_SEC / 1000;
+	}
+	return 0;
+}
+
+static long sys_time(long *t)
+{
+	long s = clock_wall_ns() / NSEC_PER_SEC;
+	if (t) {
+		if (!user_ok(t, 8))
+			return -EFAULT;
+		*t = s;
+	}
+	return s;
+}
+
+/* kill/tkill/tgkill: the only process is the program itself (pid and tid 1).
+ * Signals are never delivered to handlers, so a signal whose action is the
+ * default is handled as Linux would: ignored, or the program dies of it
+ * (abort() ends here with SIGABRT). */
+static long sys_kill_self(long pid, long sig)
+{
+	if (pid != 1 && pid != 0)
+		return -ESRCH; /* no other process (kill(-1) spares the caller) */
+	if (sig < 0 || sig >= _NSIG)
+		return -EINVAL;
+	if (!sig)
+		return 0;
+	static const uint64_t ignored_by_default = 1ull << SIGCHLD | 1ull << SIGURG | 1ull << SIGWINCH | 1ull << SIGCONT;
+	uint64_t handler = sigactions[sig].handler;
+	int catchable = sig != SIGKILL && sig != SIGSTOP;
+	int dfl = handler == (uintptr_t)SIG_DFL;
+	if (catchable && (handler == (uintptr_t)SIG_IGN || (dfl && (ignored_by_default >> sig & 1))))
+		return 0;
+	if (catchable && handler > (uintptr_t)SIG_IGN)
+		return -ENOSYS; /* a handler that cannot be run: say so rather than pretend */
+	volatile struct husk_fault *r = &REPORT->fault;
+	r->vector = HUSK_FAULT_SIGNAL, r->error = 0, r->rip = 0, r->addr = 0, r->signal = sig;
+	vfs_sync_all();
+	for (;;)
+		outl(HUSK_PORT_FAULT, 0);
+}
+
+/* Sleeping is the host's job: one exit, no guest CPU spent. */
+static long sleep_until(int64_t deadline_ns, int wall)
+{
+	uint64_t now = wall ? clock_wall_ns() : clock_mono_ns();
+	if ((int64_t)now < deadline_ns) {
+		REPORT->sleep_ns = deadline_ns - now;
+		outl(HUSK_PORT_SLEEP, 0);
+	}
+	return 0;
+}
+
+static long sys_clock_nanosleep(long clk, long flags, const struct timespec_k *req, struct timespec_k *rem)
+{
+	(void)rem; /* never interrupted: no signals are delivered */
+	if (clock_is_cpu(clk))
+		return -EOPNOTSUPP;
+	if (!clock_valid(clk))
+		return -EINVAL;
+	if (!user_ok(req, sizeof *req))
+		return -EFAULT;
+	if (req->sec < 0 || req->nsec < 0 || req->nsec >= NSEC_PER_SEC)
+		return -EINVAL;
+	int64_t ns = req->sec > 9000000000ll ? INT64_MAX : req->sec * NSEC_PER_SEC + req->nsec;
+	int wall = clock_is_wall(clk);
+	int64_t now = wall ? clock_wall_ns() : clock_mono_ns();
+	int64_t deadline = flags & TIMER_ABSTIME ? ns : (ns > INT64_MAX - now ? INT64_MAX : now + ns);
+	return sleep_until(deadline, wall);
+}
+
+static long sys_getrandom(void *buf, size_t len)
+{
+	if (len > 33554431)
+		len = 33554431;
+	if (!user_ok(buf, len))
+		return -EFAULT;
+	random_fill(buf, len);
+	return len;
+}
+
+static long sys_rt_sigaction(long sig, const struct sigaction_k *act, struct sigaction_k *old, size_t size)
+{
+	if (sig < 1 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
+		return -EINVAL;
+	if (size != sizeof(uint64_t)) /* the kernel's sigset_t: one bit per signal */
+		return -EINVAL;
+	if ((act && !user_ok(act, sizeof *act)) || (old && !user_ok(old, sizeof *old)))
+		return -EFAULT;
+	if (old)
+		*old = sigactions[sig];
+	if (act)
+		sigactions[sig] = *act;
+	return 0;
+}
+
+static long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, size_t size)
+{
+	if (size != sizeof(uint64_t) || how < SIG_BLOCK || how > SIG_SETMASK)
+		return -EINVAL;
+	if ((set && !user_ok(set, 8)) || (old && !user_ok(old, 8)))
+		return -EFAULT;
+	if (old)
+		*old = sigmask;
+	if (set)
+		sigmask = how == SIG_BLOCK ? sigmask | *set : how == SIG_UNBLOCK ? sigmask & ~*set : *set;
+	return 0;
+}
+
+/* Resource limits: open files are the policy's (and may be lowered); the
+ * rest are fixed facts of the VM, reported as they are and not changed. */
+static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t *old)
+{
+	if (pid != 0 && pid != 1)
+		return -ESRCH;
+	if (resource < 0 || resource >= RLIM_NLIMITS)
+		return -EINVAL;
+	if ((want && !user_ok(want, 16)) || (old && !user_ok(old, 16)))
+		return -EFAULT;
+	if (resource == RLIMIT_NOFILE)
+		return fd_rlimit(want, old);
+	uint64_t v = resource == RLIMIT_STACK ? HUSK_STACK_SIZE : resource == RLIMIT_CORE ? 0
+		   : resource == RLIMIT_NPROC ? 1 : RLIM_INFINITY;
+	uint64_t cur[2] = { v, v };
+	if (want && (want[0] != v || want[1] != v))
+		return -EPERM;
+	if (old)
+		memcpy(old, cur, sizeof cur);
+	return 0;
+}
+
+static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	switch (nr) {
+	case SYS_read: return sys_rw(a1, (void *)a2, a3, 0);
+	case SYS_write: return sys_rw(a1, (void *)a2, a3, 1);
+	case SYS_pread64: return sys_prw(a1, (void *)a2, a3, a4, 0);
+	case SYS_pwrite64: return sys_prw(a1, (void *)a2, a3, a4, 1);
+	case SYS_readv: return sys_rwv(a1, (const struct kiovec *)a2, a3, 0);
+	case SYS_writev: return sys_rwv(a1, (const struct kiovec *)a2, a3, 1);
+	case SYS_open: return sys_openat(AT_FDCWD, (const char *)a1, a2, a3);
+	case SYS_creat: return sys_openat(AT_FDCWD, (const char *)a1, O_CREAT | O_WRONLY | O_TRUNC, a2);
+	case SYS_openat: return sys_openat(a1, (const char *)a2, a3, a4);
+	case SYS_close: return sys_close(a1);
+	case SYS_dup: return sys_dup(a1, 0, 0);
+	case SYS_dup2: return sys_dup3(a1, a2, 0, 1);
+	case SYS_dup3: return sys_dup3(a1, a2, a3, 0);
+	case SYS_lseek: return sys_lseek(a1, a2, a3);
+	case SYS_stat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, 0);
+	case SYS_lstat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, AT_SYMLINK_NOFOLLOW);
+	case SYS_fstat: return sys_fstat(a1, (void *)a2);
+	case SYS_newfstatat: return sys_fstatat(a1, (const char *)a2, (void *)a3, a4);
+	case SYS_access: return sys_faccessat(AT_FDCWD, (const char *)a1, a2, 0);
+	case SYS_faccessat: return sys_faccessat(a1, (const char *)a2, a3, 0);
+	case SYS_faccessat2: return sys_faccessat(a1, (const char *)a2, a3, a4);
+	case SYS_getdents64: return sys_getdents64(a1, (void *)a2, a3);
+	case SYS_mkdir: return sys_mkdirat(AT_FDCWD, (const char *)a1, a2);
+	case SYS_mkdirat: return sys_mkdirat(a1, (const char *)a2, a3);
+	case SYS_rmdir: return sys_unlinkat(AT_FDCWD, (const char *)a1, AT_REMOVEDIR);
+	case SYS_unlink: return sys_unlinkat(AT_FDCWD, (const char *)a1, 0);
+	case SYS_unlinkat: return sys_unlinkat(a1, (const char *)a2, a3);
+	case SYS_rename: return sys_renameat2(AT_FDCWD, (const char *)a1, AT_FDCWD, (const char *)a2, 0);
+	case SYS_renameat: return sys_renameat2(a1, (const char *)a2, a3, (const char *)a4, 0);
+	case SYS_renameat2: return sys_renameat2(a1, (const char *)a2, a3, (const char *)a4, a5);
+	case SYS_link: return sys_linkat(AT_FDCWD, (const char *)a1, AT_FDCWD, (const char *)a2, 0);
+	case SYS_linkat: return sys_linkat(a1, (const char *)a2, a3, (const char *)a4, a5);
+	case SYS_symlink: return sys_symlinkat((const char *)a1, AT_FDCWD, (const char *)a2);
+	case SYS_symlinkat: return sys_symlinkat((const char *)a1, a2, (const char *)a3);
+	case SYS_readlink: return sys_readlinkat(AT_FDCWD, (const char *)a1, (char *)a2, a3);
+	case SYS_readlinkat: return sys_readlinkat(a1, (const char *)a2, (char *)a3, a4);
+	case SYS_truncate: return sys_truncate((const char *)a1, a2);
+	case SYS_ftruncate: return sys_ftruncate(a1, a2);
+	case SYS_fsync: case SYS_fdatasync: return sys_fsync(a1);
+	case SYS_sync: case SYS_syncfs: vfs_sync_all(); return 0;
+	case SYS_utimensat: return sys_utimensat(a1, (const char *)a2, (const int64_t *)a3, a4);
+	case SYS_chmod: return sys_fchmodat(AT_FDCWD, (const char *)a1, a2);
+	case SYS_fchmodat: return sys_fchmodat(a1, (const char *)a2, a3);
+	case SYS_fchmod: return sys_fchmod(a1, a2);
+	case SYS_chown: case SYS_lchown: return sys_chown(AT_FDCWD, (const char *)a1, a2, a3, nr == SYS_chown);
+	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & AT_SYMLINK_NOFOLLOW));
+	case SYS_fchown: return sys_fchown(a1, a2, a3);
+	case SYS_kill: return sys_kill_self(a1, a2);
+	case SYS_tkill: return sys_kill_self(a1, a2);
+	case SYS_tgkill: return sys_kill_self(a1 == a2 ? a1 : 2, a3);
+	case SYS_socket: case SYS_socketpair:
+		return -EAFNOSUPPORT; /* there is no network in the guest */
+	case SYS_nanosleep: return sys_clock_nanosleep(CLOCK_MONOTONIC, 0, (void *)a1, (void *)a2);
+	case SYS_clock_nanosleep: return sys_clock_nanosleep(a1, a2, (void *)a3, (void *)a4);
+	case SYS_umask: return sys_umask(a1);
+	case SYS_getcwd: return sys_getcwd((char *)a1, a2);
+	case SYS_chdir: return sys_chdir((const char *)a1);
+	case SYS_fchdir: return sys_fchdir(a1);
+	case SYS_fcntl: return sys_fcntl(a1, a2, a3);
+	case SYS_flock: return fd_get(a1) ? 0 : -EBADF; /* one process: no one to conflict with */
+	case SYS_fadvise64: return fd_get(a1) ? 0 : -EBADF;
+	case SYS_ioctl: return sys_ioctl(a1, a2, (void *)a3);
+	case SYS_statfs: return sys_statfs((const char *)a1, (void *)a2);
+	case SYS_fstatfs: return sys_fstatfs(a1, (void *)a2);
+	case SYS_mmap:
+		if (!(a4 & MAP_ANONYMOUS))
+			return sys_mmap_file(a1, a2, a3, a4, a5, a6);
+		return mem_mmap(a1, a2, a3, a4);
+	case SYS_munmap: return mem_munmap(a1, a2);
+	case SYS_mprotect: return mem_mprotect(a1, a2);
+	case SYS_brk: return mem_brk(a1);
+	case SYS_madvise: return 0;
+	case SYS_arch_prctl: return sys_arch_prctl(a1, a2);
+	case SYS_set_tid_address: return 1;
+	case SYS_getpid: case SYS_gettid: return 1;
+	case SYS_getrlimit: return sys_prlimit(0, a1, 0, (uint64_t *)a2);
+	case SYS_setrlimit: return sys_prlimit(0, a1, (const uint64_t *)a2, 0);
+	case SYS_prlimit64: return sys_prlimit(a1, a2, (const uint64_t *)a3, (uint64_t *)a4);
+	case SYS_getppid: return 0;
+	case SYS_getuid: case SYS_getgid: case SYS_geteuid: case SYS_getegid: return 0;
+	case SYS_clock_gettime: return sys_clock_gettime(a1, (struct timespec_k *)a2);
+	case SYS_clock_getres: return sys_clock_getres(a1, (struct timespec_k *)a2);
+	case SYS_gettimeofday: return sys_gettimeofday((long *)a1);
+	case SYS_time: return sys_time((long *)a1);
+	case SYS_getrandom: return sys_getrandom((void *)a1, a2);
+	case SYS_uname: return sys_uname((char *)a1);
+	case SYS_rt_sigaction: return sys_rt_sigaction(a1, (void *)a2, (void *)a3, a4);
+	case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a1, (void *)a2, (void *)a3, a4);
+	case SYS_exit: case SYS_exit_group:
+		fd_close_all();
+		vfs_sync_all();
+		halt_exit(a1 & 0xff);
+	}
+	if (nr >= 0 && nr < HUSK_NSYSCALLS)
+		REPORT->enosys[nr]++;
+	else
+		REPORT->out_of_range++;
+	return -ENOSYS;
+}
+
+/* Every system call: counted for the report, and a full disk (the workdir's
+ * or /tmp's) counted as a limit hit for the audit. */
+long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	if (nr >= 0 && nr < HUSK_NSYSCALLS)
+		REPORT->calls[nr]++;
+	long r = dispatch(nr, a1, a2, a3, a4, a5, a6);
+	if (r == -ENOSPC)
+		REPORT->denied_enospc++;
+	return r;
+}

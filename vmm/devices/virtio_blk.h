@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* virtio-blk (virtio 1.x, 5.2) over a host file: a read-only dataset or
+ * system disk, or the writable workdir.  Every request is checked: framing,
+ * type, sector range (with overflow), data length (at most 4 MiB), buffer
+ * direction.  A notify serves the requests pending when it came, and stops
+ * early on a stop request (stop.h), also between 1 MiB chunks of a request. */
+#ifndef HUSK_VIRTIO_BLK_H
+#define HUSK_VIRTIO_BLK_H
+#include <stdint.h>
+#include "husk/virtio_blk.h"
+#include "devices/virtio_mmio.h"
+
+struct blk {
+	struct virtio_mmio mmio;
+	int fd;
+	int read_only;
+	uint64_t sectors;           /* capacity in 512-byte sectors */
+	uint64_t bytes_read, bytes_written;
+	uint64_t denied_writes;     /* writes refused on a read-only disk */
+	struct virtio_blk_config config;
+	char id[VIRTIO_BLK_ID_BYTES];
+};
+
+/* fd is the image (kept open by the device).  size in bytes, a multiple of
+ * 512 (the rest is ignored). */
+void blk_init(struct blk *b, uint64_t base, const struct guest_mem *m, int fd, uint64_t size, int read_only,
+	      const char *id);
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The disks a run gets, prepared on the host: read-only datasets (--ro), the
+ * system disk of an image (/usr), the writable workdir (-w).  Directories are
+ * opened once, with no symlink in their path, and copied into ext2 images
+ * through that fd (copyin.h). */
+#ifndef HUSK_DISKS_H
+#define HUSK_DISKS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "husk/abi.h" /* MAX_DISKS */
+#include "disks/copyin.h"
+
+struct disk {
+	char mount[96];      /* where the guest mounts it */
+	int fd;
+	uint64_t size;
+	int read_only;
+	char image[4096];    /* the image file */
+	int temporary;       /* image is husk's own, deleted after the run */
+};
+
+struct disks {
+	struct disk d[MAX_DISKS];
+	int n;
+	int workdir;         /* index of the workdir disk, or -1 */
+	char workdir_path[4096];  /* for messages: the path is never resolved again */
+	int workdir_fd;          /* the workdir, opened once (-1 when none) */
+	struct copyin_record workdir_record; /* what was copied into its image */
+};
+
+/* Each returns 0, or -1 with a one-line reason in err (a user error). */
+int disks_add_ro(struct disks *ds, const char *spec, char *err, size_t errlen);     /* NAME=PATH */
+int disks_add_system(struct disks *ds, const char *image, char *err, size_t errlen);
+int disks_add_workdir(struct disks *ds, const char *dir, uint64_t size, char *err, size_t errlen);
+/* Closes the images and the workdir, frees its record, and deletes husk's
+ * temporary images. */
+void disks_release(struct disks *ds);
+#endif

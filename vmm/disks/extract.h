@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Writing the workdir back: only what the program changed.  The guest's
+ * ext2 image is untrusted: a confined child (workdir_reader.c) parses it
+ * and streams the tree; the writer here compares each entry with the
+ * record taken when DIR was copied in (copyin.h) and applies what the
+ * program created, modified, renamed or deleted, under DIR's fd, with *at
+ * calls that never follow a symlink.  What the host changed meanwhile
+ * stays; where both changed a path, the program's version goes beside the
+ * host's as NAME.husk-conflict (the README states every rule). */
+#ifndef HUSK_EXTRACT_H
+#define HUSK_EXTRACT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "disks/copyin.h"
+
+struct extract_limits {
+	uint64_t max_files, max_bytes;
+};
+
+#define EXTRACT_NOTED 8 /* conflict paths kept for the audit */
+
+struct extract_stats {
+	uint64_t files, dirs, symlinks, skipped, removed, bytes, unchanged, conflicts, failed;
+	char conflict[EXTRACT_NOTED][200]; /* the first conflicts' paths, escaped */
+};
+
+enum { EXTRACT_OK = 0, EXTRACT_BAD_IMAGE = -1, EXTRACT_HOST_ERROR = -2 };
+
+/* Applies the image in image_fd to the directory dirfd.  EXTRACT_OK;
+ * EXTRACT_BAD_IMAGE: the image is corrupt or over a limit, err says why
+ * (what was applied before stays); EXTRACT_HOST_ERROR: some paths could not
+ * be written on the host (each was named on stderr), the rest was; a retry
+ * with the same record applies what is missing.  Warnings go to stderr,
+ * escaped and capped. */
+int workdir_extract(int image_fd, int dirfd, const struct copyin_record *rec, const struct extract_limits *lim,
+		    struct extract_stats *st, char *err, size_t errlen);
+#endif

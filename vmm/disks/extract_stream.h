@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The record stream from the workdir reader (the confined child that parses
+ * the guest's ext2 image, workdir_reader.c) to the writer (extract.c);
+ * tests/fuzz builds such streams too.  Each record is a struct rec, its
+ * name, then `size` bytes. */
+#ifndef HUSK_EXTRACT_STREAM_H
+#define HUSK_EXTRACT_STREAM_H
+#include <stdint.h>
+#include "disks/copyin.h"
+
+/* R_UP: back to the parent directory.  R_LINK: another name of a file
+ * already sent; its data is the first name's path from the workdir's top.
+ * R_ERROR: the reader gave up; `size` holds an enum reader_error. */
+enum { R_DIR = 1, R_UP, R_FILE, R_SYMLINK, R_OTHER, R_END, R_LINK, R_ERROR };
+
+enum reader_error {
+	RE_CORRUPT = 1, /* unreadable or inconsistent metadata */
+	RE_ENTRIES,     /* more entries than the limit */
+	RE_BYTES,       /* more data than the limit */
+	RE_DEPTH,       /* nested deeper than MAX_DEPTH */
+	RE_LOOP,        /* a directory reached twice */
+	RE_MEMORY,      /* the reader's own memory budget */
+};
+
+struct rec {
+	uint8_t type;
+	uint8_t touched; /* the guest wrote the inode (HUSK_EXT2_TOUCHED) */
+	uint16_t name_len;
+	uint32_t mode;
+	uint32_t ino;    /* the guest's inode number */
+	uint32_t pad;
+	int64_t mtime;
+	uint64_t size;   /* bytes that follow the name: file data or link target */
+};
+
+#define MAX_DEPTH COPYIN_MAX_DEPTH /* the bound of the copy-in, both ways */
+#define MAX_PATH ((MAX_DEPTH + 1) * 256)
+#endif

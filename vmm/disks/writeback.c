@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "errmsg.h"
+#include "exit_codes.h"
+#include "disks/extract.h"
+#include "disks/writeback.h"
+
+struct report {
+	int outcome; /* EXTRACT_* */
+	struct extract_stats st;
+	char err[400];
+	int kept; /* the image (and its record) stay for a retry */
+};
+
+static void full_write(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k <= 0 && errno != EINTR)
+			return;
+		if (k > 0)
+			p = (const char *)p + k, n -= k;
+	}
+}
+
+/* ---- the record beside a kept image ------------------------------------------
+ * IMAGE.record: "HUSKREC1", a count, then per entry its fixed fields, the
+ * path's length and the path.  Read back only by `husk writeback`. */
+
+static const char magic[8] = "HUSKREC1";
+
+struct entry_fields {
+	uint32_t guest_ino, mode;
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+	uint32_t path_len, pad;
+};
+
+static int record_save(const struct copyin_record *rec, const char *image)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s.record", image);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	FILE *f = fdopen(fd, "w");
+	uint64_t n = rec->n;
+	int bad = !f || fwrite(magic, 8, 1, f) != 1 || fwrite(&n, 8, 1, f) != 1;
+	for (size_t i = 0; !bad && i < rec->n; i++) {
+		const struct copyin_entry *e = &rec->e[i];
+		struct entry_fields x = { e->guest_ino, e->mode, e->dev, e->ino, e->size, e->mtime_ns, e->ctime_ns,
+					  (uint32_t)strlen(e->path), 0 };
+		bad = fwrite(&x, sizeof x, 1, f) != 1 || fwrite(e->path, 1, x.path_len, f) != x.path_len;
+	}
+	if (f ? fclose(f) != 0 : close(fd) != 0)
+		bad = 1;
+	if (bad)
+		unlink(path);
+	return bad ? -1 : 0;
+}
+
+static int record_load(const char *image, struct copyin_record *rec, char *err, size_t n)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s.record", image);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f)
+		return errmsg(err, n, "cannot open %s: %s", path, strerror(errno));
+	char m[8];
+	uint64_t count = 0;
+	int bad = fread(m, 8, 1, f) != 1 || memcmp(m, magic, 8) || fread(&count, 8, 1, f) != 1 || count > COPYIN_MAX_ENTRIES ||
+		  !(rec->e = calloc(count ? count : 1, sizeof *rec->e));
+	rec->n = 0;
+	for (uint64_t i = 0; !bad && i < count; i++) {
+		struct entry_fields x;
+		bad = fread(&x, sizeof x, 1, f) != 1 || x.path_len > 65536;
+		char *p = bad ? NULL : calloc(x.path_len + 1, 1);
+		bad = bad || !p || fread(p, 1, x.path_len, f) != x.path_len || strlen(p) != x.path_len ||
+		      (i && strcmp(rec->e[i - 1].path, p) >= 0); /* sorted, as copyin_find expects */
+		if (!p)
+			break;
+		rec->e[rec->n++] = (struct copyin_entry){ p, x.guest_ino, x.mode, x.dev, x.ino, x.size, x.mtime_ns,
+							  x.ctime_ns };
+	}
+	fclose(f);
+	if (bad) {
+		copyin_record_free(rec);
+		return errmsg(err, n, "%s is not a husk write-back record", path);
+	}
+	return 0;
+}
+
+static void remove_kept(const char *image)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s.record", image);
+	unlink(path);
+	unlink(image);
+}
+
+/* ---- the helper -------------------------------------------------------------- */
+
+static _Noreturn void helper(int go, int result, struct disks *ds)
+{
+	/* A Ctrl-C reaches the whole process group: the helper still finishes,
+	 * learning of the end of the run from its pipe; nobody may be left to
+	 * read its report. */
+	signal(SIGINT, SIG_IGN), signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN), signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	char c;
+	ssize_t k;
+	while ((k = read(go, &c, 1)) < 0 && errno == EINTR)
+		;
+	struct disk *d = &ds->d[ds->workdir];
+	static struct report r;
+	if (k != 1) { /* the VMM died before the end of the run: nothing to apply */
+		unlink(d->image);
+		_exit(0);
+	}
+	struct extract_limits lim = { COPYIN_MAX_ENTRIES, d->size };
+	r.outcome = workdir_extract(d->fd, ds->workdir_fd, &ds->workdir_record, &lim, &r.st, r.err, sizeof r.err);
+	r.kept = r.outcome == EXTRACT_HOST_ERROR && record_save(&ds->workdir_record, d->image) == 0;
+	if (!r.kept)
+		unlink(d->image); /* first: the report's reader may be gone */
+	full_write(result, &r, sizeof r);
+	_exit(0);
+}
+
+int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t n)
+{
+	int go[2], result[2];
+	w->go = w->result = -1;
+	if (ds->workdir < 0)
+		return 0;
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(result, O_CLOEXEC) < 0)
+		return errmsg(err, n, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return errmsg(err, n, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(go[1]), close(result[0]);
+		helper(go[0], result[1], ds);
+	}
+	close(go[0]), close(result[1]);
+	/* Only the helper writes to DIR: the VMM keeps neither its fd nor its record. */
+	close(ds->workdir_fd);
+	ds->workdir_fd = -1;
+	copyin_record_free(&ds->workdir_record);
+	w->go = go[1], w->result = result[0], w->pid = pid;
+	ds->d[ds->workdir].temporary = 0; /* the helper deletes the image */
+	return 0;
+}
+
+/* husk's final status from the write-back's outcome. */
+static int outcome_status(const struct report *r, const char *dir, const char *image, int status)
+{
+	char shown[8200];
+	str_escape(dir, strlen(dir), shown, sizeof shown);
+	if (r->outcome == EXTRACT_BAD_IMAGE) {
+		fprintf(stderr, "husk: workdir %s: %s\n", shown, r->err);
+		return EXIT_WORKDIR;
+	}
+	if (r->outcome == EXTRACT_HOST_ERROR) {
+		fprintf(stderr, "husk: workdir %s: %s (named above)", shown, r->err);
+		if (r->kept)
+			fprintf(stderr, "; the program's files are kept in %s: once the cause is fixed, retry with "
+					"husk writeback %s %s\n", image, image, shown);
+		else
+			fprintf(stderr, "; the program's files could not be kept\n");
+		return EXIT_WORKDIR;
+	}
+	if (r->st.conflicts)
+		fprintf(stderr, "husk: workdir %s: %llu conflicts with changes made on the host during the run "
+				"(named above; the program's versions are beside them as NAME.husk-conflict)\n",
+			shown, (unsigned long long)r->st.conflicts);
+	if (status)
+		fprintf(stderr, "husk: the run failed (status %d); the workdir was still written back to %s "
+				"(%llu files written, %llu unchanged, %llu removed)\n",
+			status, shown, (unsigned long long)r->st.files, (unsigned long long)r->st.unchanged,
+			(unsigned long long)r->st.removed);
+	return status;
+}
+
+int writeback_finish(struct writeback *w, struct disks *ds, int status, struct extract_stats *st)
+{
+	if (w->go < 0)
+		return status;
+	struct disk *d = &ds->d[ds->workdir];
+	fdatasync(d->fd);
+	full_write(w->go, "g", 1);
+	static struct report r;
+	size_t got = 0;
+	while (got < sizeof r) {
+		ssize_t k = read(w->result, (char *)&r + got, sizeof r - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += k;
+	}
+	close(w->go);
+	while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+		; /* husk leaves no process behind */
+	if (got < sizeof r) {
+		fprintf(stderr, "husk: workdir %s: the write-back helper died\n", ds->workdir_path);
+		return EXIT_WORKDIR;
+	}
+	r.err[sizeof r.err - 1] = 0;
+	if (st)
+		*st = r.st;
+	return outcome_status(&r, ds->workdir_path, d->image, status);
+}
+
+int writeback_retry(const char *image, const char *dir)
+{
+	char err[512];
+	struct copyin_record rec = { 0 };
+	int img = open(image, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat s;
+	if (img < 0 || fstat(img, &s) < 0 || !S_ISREG(s.st_mode)) {
+		fprintf(stderr, "husk: writeback: cannot open the image %s: %s\n", image,
+			img < 0 ? strerror(errno) : "not a regular file");
+		return EXIT_USAGE;
+	}
+	if (record_load(image, &rec, err, sizeof err)) {
+		fprintf(stderr, "husk: writeback: %s\n", err);
+		return EXIT_USAGE;
+	}
+	int dirfd = copyin_open_dir(dir, err, sizeof err);
+	const struct copyin_entry *top = copyin_find(&rec, "");
+	struct stat ds;
+	if (dirfd < 0 || fstat(dirfd, &ds) < 0 || !top || ds.st_dev != top->dev || ds.st_ino != top->ino) {
+		fprintf(stderr, "husk: writeback: %s\n",
+			dirfd < 0 ? err : "that directory is not the workdir this image was made from");
+		return EXIT_USAGE;
+	}
+	struct report r = { 0 };
+	struct extract_limits lim = { COPYIN_MAX_ENTRIES, (uint64_t)s.st_size };
+	r.outcome = workdir_extract(img, dirfd, &rec, &lim, &r.st, r.err, sizeof r.err);
+	r.kept = r.outcome == EXTRACT_HOST_ERROR;
+	if (!r.kept)
+		remove_kept(image);
+	copyin_record_free(&rec);
+	int status = outcome_status(&r, dir, image, 0);
+	if (!status)
+		fprintf(stderr, "husk: workdir %s: written back (%llu files, %llu removed)\n", dir,
+			(unsigned long long)r.st.files, (unsigned long long)r.st.removed);
+	return status;
+}
