@@ -96,9 +96,24 @@ test-builds: $(BUILD)/tests/husk-test $(BUILD)/tests/evil-kernel.elf
 images:
 	$(MAKE) -C images BUILD=$(BUILD)
 	$(MAKE) $(BUILD)/images/python.disk
+	$(MAKE) image-info
 
 $(BUILD)/images/python.disk: $(BUILD)/images/python-stdlib.zip images/system-disk.sh
 	sh images/system-disk.sh $(BUILD)
+
+# --- image metadata: build/images/NAME.info ----------------------------------
+# What `husk images` lists and where husk finds an image's aliases (python3,
+# python3.11 -> python): KEY=VALUE lines from scripts/image-info, which runs
+# each static binary natively for its version.  IMAGE_NAMES are the images
+# `make images` builds (images/Makefile) and `make install` installs.
+IMAGE_NAMES := lua python
+IMAGE_INFO := $(patsubst %,$(BUILD)/images/%.info,$(IMAGE_NAMES))
+.PHONY: image-info
+image-info: $(IMAGE_INFO)
+
+$(BUILD)/images/%.info: $(BUILD)/images/% scripts/image-info
+	@echo "  INFO    $(notdir $@)"
+	@scripts/image-info $(BUILD)/images $* > $@.tmp && mv $@.tmp $@
 
 run: deps
 	$(MAKE) all
@@ -147,3 +162,46 @@ clean:
 
 distclean:
 	rm -rf husk '$(BUILD)'
+
+# --- install --------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=]: husk in PREFIX/bin, the images
+# in PREFIX/lib/husk (only what a run reads: NAME, NAME.disk, NAME.env,
+# NAME.info; not the staging dirs python-lib/ and python-sys/, nor
+# python-stdlib.zip, which python.disk holds), where an installed husk looks
+# for them (vmm/image.c, image_dir), the man page and bash completion.
+# Depends on all, which rebuilds nothing when the tree is built.  uninstall
+# removes exactly those files (and PREFIX/lib/husk once it is empty).
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL ?= install
+# Where each goes under DESTDIR (fixed: husk looks for its images at
+# ../lib/husk from its own directory).
+INSTALL_BIN = $(DESTDIR)$(PREFIX)/bin
+INSTALL_IMAGES = $(DESTDIR)$(PREFIX)/lib/husk
+INSTALL_MAN1 = $(DESTDIR)$(PREFIX)/share/man/man1
+INSTALL_BASHCOMP = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+.PHONY: install uninstall
+install: all $(IMAGE_INFO)
+	$(INSTALL) -d '$(INSTALL_BIN)' '$(INSTALL_IMAGES)' '$(INSTALL_MAN1)' '$(INSTALL_BASHCOMP)'
+	$(INSTALL) -m 0755 husk '$(INSTALL_BIN)/husk'
+	@set -e; for name in $(IMAGE_NAMES); do \
+		img='$(BUILD)/images/'$$name; \
+		echo "  $(INSTALL) $$img -> $(INSTALL_IMAGES)"; \
+		$(INSTALL) -m 0755 "$$img" '$(INSTALL_IMAGES)/'; \
+		$(INSTALL) -m 0644 "$$img.info" '$(INSTALL_IMAGES)/'; \
+		for f in "$$img.disk" "$$img.env"; do \
+			if [ -f "$$f" ]; then $(INSTALL) -m 0644 "$$f" '$(INSTALL_IMAGES)/'; fi; \
+		done; \
+	done
+	$(INSTALL) -m 0644 docs/husk.1 '$(INSTALL_MAN1)/husk.1'
+	$(INSTALL) -m 0644 docs/husk.bash-completion '$(INSTALL_BASHCOMP)/husk'
+
+uninstall:
+	rm -f '$(INSTALL_BIN)/husk' '$(INSTALL_MAN1)/husk.1' '$(INSTALL_BASHCOMP)/husk'
+	@set -e; for name in $(IMAGE_NAMES); do \
+		for f in $$name $$name.info $$name.disk $$name.env; do \
+			rm -f '$(INSTALL_IMAGES)/'$$f; \
+		done; \
+	done
+	@if [ -d '$(INSTALL_IMAGES)' ]; then rmdir '$(INSTALL_IMAGES)' 2>/dev/null || \
+		echo "uninstall: $(INSTALL_IMAGES) is not empty: left in place"; fi

@@ -38,6 +38,8 @@ struct bootinfo {
 	struct console_info console[3];
 	struct disk_info disk[MAX_DISKS];
 	int ndisks;
+	uint64_t script_gpa, script_size; /* a script for the scratch /workdir (size 0: none) */
+	const char *script_name;
 };
 extern struct bootinfo boot;
 
@@ -54,6 +56,8 @@ _Noreturn void halt_exit(int status);
 #define NSEC_PER_SEC 1000000000L
 void clock_init(void);
 uint64_t clock_mono_ns(void);
+/* Since the VM booted: uptime, and the program's CPU time (it is all the VM runs). */
+uint64_t clock_since_boot_ns(void);
 uint64_t clock_wall_ns(void);
 int64_t clock_wall_s(void); /* file timestamps */
 
@@ -70,6 +74,11 @@ long mem_munmap(uintptr_t addr, size_t len);
 long mem_mprotect(uintptr_t addr, size_t len);
 int user_ok(const void *p, size_t len);
 uint64_t mem_free_bytes(void);
+uint64_t mem_total_bytes(void);
+/* Pages [a, a+len) of the arena hold boot data (the script) until
+ * mem_release_boot_data zeroes and frees them. */
+void mem_reserve_boot_data(uintptr_t a, size_t len);
+void mem_release_boot_data(uintptr_t a, size_t len);
 
 /* kalloc.c: zeroed kernel memory; kfree needs the size given to kalloc */
 void *kalloc(size_t size);

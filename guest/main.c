@@ -15,6 +15,8 @@ _Noreturn void kmain(const void *fdt, unsigned long flags)
 	if (boot.selftest)
 		selftest_run();
 	mem_init(boot.image_end, boot.ram_size);
+	if (boot.script_size)
+		mem_reserve_boot_data(boot.script_gpa, boot.script_size);
 	fs_init();
 	program_start();
 }

@@ -111,23 +111,27 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", run_end_name(r->reason)));
 	for (int i = 0; i < r->nconflict_paths; i++)
 		emit(fd, json_pack("{s:s, s:s}", "event", "workdir conflict", "path", r->conflict_paths[i]));
-	emit(fd, json_pack("{s:s, s:f, s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "event", "end", "time", now_s(),
+	emit(fd, json_pack("{s:s, s:f, s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "event", "end", "time", now_s(),
 			   "reason", run_end_name(r->reason), "status", r->status, "wall_s", r->wall_s, "cpu_s", r->cpu_s,
 			   "peak_guest_memory", (json_int_t)r->peak_memory, "bytes_out", (json_int_t)r->bytes_out,
 			   "bytes_err", (json_int_t)r->bytes_err, "workdir_bytes_written", (json_int_t)r->workdir_bytes,
 			   "workdir_files_changed", (json_int_t)r->workdir_files, "workdir_conflicts",
-			   (json_int_t)r->workdir_conflicts, "workdir_failed", (json_int_t)r->workdir_failed));
+			   (json_int_t)r->workdir_conflicts, "workdir_failed", (json_int_t)r->workdir_failed,
+			   "scratch_bytes_left", (json_int_t)r->scratch_bytes));
 	close(fd);
 }
 
 void stats_print(const struct run_record *r)
 {
-	fprintf(stderr,
-		"husk: %s, status %d, %.3f s wall, %.3f s CPU, guest memory peak %llu KiB, "
-		"%llu bytes out, %llu bytes err, workdir: %llu files / %llu bytes written back, %llu conflicts, "
-		"%llu failed\n",
+	fprintf(stderr, "husk: %s, status %d, %.3f s wall, %.3f s CPU, guest memory peak %llu KiB, "
+		"%llu bytes out, %llu bytes err, ",
 		run_end_name(r->reason), r->status, r->wall_s, r->cpu_s, (unsigned long long)(r->peak_memory >> 10),
-		(unsigned long long)r->bytes_out, (unsigned long long)r->bytes_err, (unsigned long long)r->workdir_files,
-		(unsigned long long)r->workdir_bytes, (unsigned long long)r->workdir_conflicts,
-		(unsigned long long)r->workdir_failed);
+		(unsigned long long)r->bytes_out, (unsigned long long)r->bytes_err);
+	if (r->scratch)
+		fprintf(stderr, "scratch /workdir: %llu bytes left there, discarded (-w DIR keeps files)\n",
+			(unsigned long long)r->scratch_bytes);
+	else
+		fprintf(stderr, "workdir: %llu files / %llu bytes written back, %llu conflicts, %llu failed\n",
+			(unsigned long long)r->workdir_files, (unsigned long long)r->workdir_bytes,
+			(unsigned long long)r->workdir_conflicts, (unsigned long long)r->workdir_failed);
 }

@@ -24,6 +24,8 @@ struct run_record {
 	uint64_t workdir_conflicts, workdir_failed; /* paths: both sides changed; could not be written */
 	const char (*conflict_paths)[200];          /* the first EXTRACT_NOTED of them, escaped */
 	int nconflict_paths;
+	int scratch;                   /* no -w: /workdir was the guest's scratch directory */
+	uint64_t scratch_bytes;        /* file data left there, as the guest counted it */
 };
 
 /* Opened before the VMM loses its view of the host's files.  Returns 0 with

@@ -30,6 +30,8 @@ struct boot_params {
 	uint32_t open_files;
 	struct boot_device dev[HUSK_MMIO_MAX];
 	int ndev;
+	const char *script_name;       /* a script in guest RAM for /workdir, or NULL */
+	uint64_t script_gpa, script_size;
 };
 
 /* Writes the tree into buf.  Returns 0, or -1 with a reason in err. */

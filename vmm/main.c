@@ -30,6 +30,7 @@
 #include "options.h"
 #include "policy.h"
 #include "run.h"
+#include "script.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_console.h"
 #include "vm.h"
@@ -50,6 +51,7 @@ struct session {
 	char *path, *system_disk;  /* the program's file and its image's system disk (or NULL) */
 	const uint8_t *prog;       /* the program's file, mapped until it is loaded; NULL: self-test */
 	size_t prog_size;
+	struct script script;      /* a host script for the scratch /workdir */
 	struct disks disks;
 	struct writeback wb;
 	struct isolation iso;
@@ -145,11 +147,15 @@ static void prepare(struct session *s)
 	char err[512];
 	struct options *o = s->o;
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	s->script.fd = -1;
 	if (!o->selftest) {
 		s->path = resolve_program(o->program, &s->system_disk);
 		s->prog = map_file(s->path, &s->prog_size);
 		if (s->system_disk)
 			image_env(s->path, o);
+		const char *image = strchr(o->program, '/') ? NULL : strrchr(s->path, '/') + 1;
+		if (script_find(image, o, &s->script, err, sizeof err))
+			die(EXIT_USAGE, "%s", err);
 	}
 	add_disks(s);
 	if (writeback_start(&s->wb, &s->disks, err, sizeof err))
@@ -250,6 +256,10 @@ static void describe_machine(struct session *s, const struct elf_image *image)
 		.entry = image->entry, .phdr = image->phdr, .phnum = image->phnum, .image_end = image->hi,
 		.tsc_khz = s->vm.tsc_khz, .selftest = o->selftest, .open_files = o->open_files,
 	};
+	if (s->script.gpa) {
+		s->bp.script_name = s->script.name;
+		s->bp.script_gpa = s->script.gpa, s->bp.script_size = s->script.size;
+	}
 	attach_devices(s);
 	host_facts(&s->bp);
 	if (boot_fdt_build(gpa_fixed(&s->vm.mem, HUSK_FDT, HUSK_FDT_MAX), HUSK_FDT_MAX, &s->bp, err, sizeof err))
@@ -269,6 +279,8 @@ static void boot(struct session *s)
 	guest_mem_hugepages(&s->vm.mem, 0, s->o->memory - HUSK_STACK_SIZE);
 	uint64_t kernel_entry = load_kernel(s);
 	struct elf_image image = load_program(s);
+	if (s->script.fd >= 0 && script_load(&s->script, &s->vm.mem, image.hi, s->o->memory, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
 	add_default_env(s->o);
 	describe_machine(s, &image);
 	if (vm_setup_cpu(&s->vm, kernel_entry, err, sizeof err))
@@ -336,7 +348,8 @@ static void record_writeback(struct run_record *rec, const struct extract_stats 
 static int report(struct session *s, int status)
 {
 	struct run_record rec = { .reason = run_end_reason(), .bytes_out = s->con[1].bytes_out,
-				  .bytes_err = s->con[2].bytes_out, .output_cut = s->out_limit.cut };
+				  .bytes_err = s->con[2].bytes_out, .output_cut = s->out_limit.cut,
+				  .scratch = !s->o->workdir, .scratch_bytes = s->guest.scratch_bytes };
 	for (int i = 0; i < s->disks.n; i++)
 		rec.blk_denied_writes += s->blks[i].denied_writes;
 	rec.peak_memory = resident_bytes(&s->vm.mem);
@@ -409,6 +422,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "policy"))
 		return policy_show(argc, argv);
+	if (!strcmp(argv[1], "images"))
+		return images_command(argc, argv);
 	if (!strcmp(argv[1], "writeback")) {
 		if (argc != 4)
 			usage_error("usage: husk writeback IMAGE DIR (an image kept by a write-back that failed)");

@@ -15,10 +15,13 @@
 void options_help(void)
 {
 	printf("Usage: husk run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	       "       husk images                  list the images, their aliases and versions\n"
 	       "       husk policy show [OPTIONS]   print the effective policy as JSON\n"
 	       "       husk writeback IMAGE DIR     retry a workdir write-back that could not complete\n"
 	       "Run PROGRAM in a fresh hardware-isolated microVM and exit with its status.\n"
-	       "PROGRAM is an image name (e.g. lua) or the path of a static x86-64 ELF executable.\n"
+	       "PROGRAM is an image name or alias (python3, lua; see husk images) or the path of\n"
+	       "a static x86-64 ELF executable.  `husk run python FILE.py` runs a host script:\n"
+	       "without -w it is copied into /workdir, a scratch directory in guest RAM.\n"
 	       "\n"
 	       "Options:\n"
 	       "  -m, --memory SIZE     guest memory, e.g. 256M or 1G (default 256M; %lluM to %lluG)\n"
@@ -34,7 +37,8 @@ void options_help(void)
 	       "      --ro NAME=PATH    attach PATH (a directory or an ext2 image) read-only at\n"
 	       "                        /data/NAME (repeatable)\n"
 	       "  -w, --workdir DIR     attach DIR (created if missing) writable at /workdir, the\n"
-	       "                        current directory; what the program changed there is\n"
+	       "                        current directory (without -w: a scratch directory in\n"
+	       "                        RAM, discarded); what the program changed there is\n"
 	       "                        written back to DIR after the run, whatever its outcome\n"
 	       "                        (where the host changed a path too, the program's version\n"
 	       "                        goes beside the host's as NAME.husk-conflict)\n"
@@ -56,7 +60,8 @@ void options_help(void)
 	       "120 host error, 121 guest broke the device protocol, 122 guest kernel panic,\n"
 	       "123 workdir not written back, 124 timeout, 125 usage error (bad option, image,\n"
 	       "program or no /dev/kvm), 152 CPU time limit, 153 output limit.\n"
-	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary.\n",
+	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary,\n"
+	       "else ../lib/husk from it (an installed husk).  See husk(1).\n",
 	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
 }
 

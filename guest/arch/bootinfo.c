@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Reads the boot device tree the VMM built (libfdt). */
 #include <libfdt.h>
+#include <limits.h>
+#include <string.h>
 #include "husk/boot_tree.h"
 #include "kernel.h"
 
@@ -28,6 +30,23 @@ static int count_strings(const char *s, int len)
 	for (int i = 0; i < len; i++)
 		n += s[i] == 0;
 	return n;
+}
+
+/* The script the VMM put in RAM: it must lie in the program's arena, above
+ * the image, page-aligned, and its name be one file name. */
+static void script_parse(const void *fdt, int chosen)
+{
+	const void *p = prop(fdt, chosen, HUSK_DT_SCRIPT, 0, HUSK_DT_SCRIPT_LEN);
+	uint64_t gpa = u64_at(p, 0), size = u64_at(p, 1);
+	int len;
+	const char *name = prop(fdt, chosen, HUSK_DT_SCRIPT_NAME, &len, 2);
+	if (gpa % PAGE_SIZE || gpa < ALIGN_UP(boot.image_end, PAGE_SIZE) || size > boot.ram_size ||
+	    gpa + size > boot.ram_size - HUSK_STACK_SIZE)
+		panic("boot device tree: bad " HUSK_DT_SCRIPT);
+	if (name[len - 1] || len - 1 > NAME_MAX || memchr(name, '/', len) || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		panic("boot device tree: bad " HUSK_DT_SCRIPT_NAME);
+	boot.script_gpa = gpa, boot.script_size = size, boot.script_name = name;
 }
 
 void bootinfo_parse(const void *fdt, int pvm)
@@ -60,6 +79,8 @@ void bootinfo_parse(const void *fdt, int pvm)
 	boot.rows = fdt32_ld(t), boot.cols = fdt32_ld(t + 1);
 	boot.selftest = fdt_getprop(fdt, chosen, HUSK_DT_SELFTEST, 0) != 0;
 	boot.open_files = (int)fdt32_ld(prop(fdt, chosen, HUSK_DT_OPEN_FILES, 0, 4));
+	if (fdt_getprop(fdt, chosen, HUSK_DT_SCRIPT, 0))
+		script_parse(fdt, chosen);
 
 	int n = 0, node;
 	fdt_for_each_subnode(node, fdt, 0) {

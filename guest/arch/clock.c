@@ -13,7 +13,7 @@ void clock_init(void)
 	ns_per_tick_32 = (1000000ull << 32) / boot.tsc_khz;
 }
 
-static uint64_t since_boot_ns(void)
+uint64_t clock_since_boot_ns(void)
 {
 	uint64_t now = rdtsc();
 	uint64_t delta = now > boot.tsc ? now - boot.tsc : 0;
@@ -22,12 +22,12 @@ static uint64_t since_boot_ns(void)
 
 uint64_t clock_mono_ns(void)
 {
-	return boot.mono_ns + since_boot_ns();
+	return boot.mono_ns + clock_since_boot_ns();
 }
 
 uint64_t clock_wall_ns(void)
 {
-	return boot.wall_ns + since_boot_ns();
+	return boot.wall_ns + clock_since_boot_ns();
 }
 
 int64_t clock_wall_s(void)

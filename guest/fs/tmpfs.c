@@ -93,6 +93,18 @@ void *tmpfs_new(void)
 	return t;
 }
 
+/* The file data held: what the tmpfs costs in guest memory, besides its
+ * small bookkeeping. */
+uint64_t tmpfs_used_bytes(void *fs)
+{
+	struct tmpfs *t = fs;
+	uint64_t pages = 0;
+	for (uint32_t ino = 1; ino < t->n; ino++)
+		for (size_t i = 0; t->nodes[ino] && i < t->nodes[ino]->npages; i++)
+			pages += t->nodes[ino]->pages[i] != 0;
+	return pages * PAGE_SIZE;
+}
+
 static struct dent *find(struct tnode *d, const char *name, size_t len)
 {
 	for (size_t i = 0; i < d->nents; i++)

@@ -9,20 +9,34 @@
 
 #define MAX_LINKS 40
 
-static struct mount mounts[MAX_DISKS + 1];
+static struct mount mounts[MAX_DISKS + 3]; /* the disks, /tmp, /etc, a scratch /workdir */
 static int nmounts;
 static const char *const dev_names[DEV_COUNT] = { "null", "zero", "urandom" };
 
+static struct mount *scratch; /* /workdir in RAM, when there is no workdir disk */
+
+static struct mount *add_mount(const char *path, const struct fs_ops *ops, int read_only, uintptr_t mmio)
+{
+	struct mount *m = &mounts[nmounts];
+	*m = (struct mount){ path, strlen(path), ops, 0, read_only, mmio, 0, nmounts + 1, 0 };
+	nmounts++;
+	return m;
+}
+
 void vfs_init(void)
 {
+	int workdir_disk = 0;
 	for (int i = 0; i < boot.ndisks; i++) {
 		struct disk_info *d = &boot.disk[i];
-		mounts[nmounts] = (struct mount){ d->mount, strlen(d->mount), &ext2_fs_ops, 0, d->read_only, d->mmio, 0,
-						   nmounts + 1 };
-		nmounts++;
+		add_mount(d->mount, &ext2_fs_ops, d->read_only, d->mmio);
+		workdir_disk |= !strcmp(d->mount, "/workdir");
 	}
-	mounts[nmounts] = (struct mount){ "/tmp", 4, &tmpfs_ops, 0, 0, 0, 0, nmounts + 1 };
-	nmounts++;
+	add_mount("/tmp", &tmpfs_ops, 0, 0);
+	add_mount("/etc", &tmpfs_ops, 1, 0)->populate = etc_populate;
+	if (!workdir_disk) {
+		scratch = add_mount("/workdir", &tmpfs_ops, 0, 0);
+		scratch->populate = scratch_populate;
+	}
 }
 
 int vfs_mount_fs(struct mount *m)
@@ -31,7 +45,9 @@ int vfs_mount_fs(struct mount *m)
 		return m->error;
 	if (m->ops == &tmpfs_ops) {
 		m->fs = tmpfs_new();
-		return m->fs ? 0 : (m->error = -ENOMEM);
+		if (!m->fs)
+			return m->error = -ENOMEM;
+		return m->populate ? (m->error = m->populate(m)) : 0;
 	}
 	struct blockdev *bd = blk_open(m->mmio, m->read_only);
 	if (!bd)
@@ -284,4 +300,11 @@ void vfs_sync_all(void)
 	for (int i = 0; i < nmounts; i++)
 		if (mounts[i].fs && !mounts[i].read_only && mounts[i].ops->sync)
 			mounts[i].ops->sync(mounts[i].fs);
+}
+
+void vfs_finish(void)
+{
+	vfs_sync_all();
+	if (scratch && scratch->fs)
+		REPORT->scratch_bytes = tmpfs_used_bytes(scratch->fs);
 }

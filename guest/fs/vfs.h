@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest's one file namespace: mounts (ext2 disks on /usr, /data/NAME and
- * /workdir, the RAM /tmp), synthetic directories (/, /data, /dev) and the
- * device nodes in /dev.  Path lookup follows symlinks (40 at most). */
+ * /workdir; in RAM: /tmp, /etc, and /workdir when there is no workdir disk),
+ * synthetic directories (/, /data, /dev) and the device nodes in /dev.  Path
+ * lookup follows symlinks (40 at most). */
 #ifndef GUEST_VFS_H
 #define GUEST_VFS_H
 #include <limits.h>
@@ -54,6 +55,7 @@ struct mount {
 	uintptr_t mmio;     /* disks */
 	int error;          /* the mount failed: -errno for every access */
 	int index;          /* st_dev */
+	int (*populate)(struct mount *m); /* a RAM file system's first files (initial_files.c) */
 };
 
 enum node_kind { NODE_FS, NODE_SYNTH, NODE_DEV };
@@ -81,8 +83,14 @@ int vfs_stat(const struct node *n, struct fs_stat *st);
 /* Directory listing of any directory node, synthetic ones included. */
 int vfs_readdir(const struct node *n, uint64_t *pos, struct fs_dirent *out);
 void vfs_sync_all(void);
+/* At the program's end: the disks synced, the scratch /workdir's size
+ * reported. */
+void vfs_finish(void);
 extern const struct fs_ops ext2_fs_ops, tmpfs_ops;
 struct blockdev;
 int ext2_mount_dev(void **fs, struct blockdev *bd, int read_only); /* fs_ext2.c */
 void *tmpfs_new(void);                                             /* tmpfs.c */
+uint64_t tmpfs_used_bytes(void *fs);
+int etc_populate(struct mount *m);                                 /* initial_files.c */
+int scratch_populate(struct mount *m);
 #endif

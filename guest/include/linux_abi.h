@@ -123,6 +123,12 @@
 #define RLIMIT_NPROC  6
 #define RLIMIT_NOFILE 7
 #define RLIM_NLIMITS  16
+#define RUSAGE_SELF     0
+#define RUSAGE_CHILDREN (-1)
+#define RUSAGE_THREAD   1
+#define PRIO_PROCESS    0
+#define PRIO_PGRP       1
+#define PRIO_USER       2
 #define RLIM_INFINITY (~0ULL)
 
 /* <sys/ioctl.h> */

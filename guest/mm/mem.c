@@ -175,8 +175,28 @@ long mem_mprotect(uintptr_t addr, size_t len)
 
 uint64_t mem_free_bytes(void)
 {
-	uint64_t free = 0;
-	for (size_t i = 0; i < pg(hi); i++)
-		free += !is_used(i);
-	return free * PAGE_SIZE;
+	size_t n = pg(hi), used_pages = 0;
+	for (size_t w = 0; w < n / 64; w++)
+		used_pages += __builtin_popcountll(used[w]);
+	for (size_t i = n / 64 * 64; i < n; i++)
+		used_pages += is_used(i);
+	return (n - used_pages) * PAGE_SIZE;
+}
+
+uint64_t mem_total_bytes(void)
+{
+	return hi - lo;
+}
+
+/* Marked used without moving dirty_end: the pages are zeroed on release, so
+ * pages above dirty_end stay as the host gave them, zero. */
+void mem_reserve_boot_data(uintptr_t a, size_t len)
+{
+	mark(pg(a), ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE, 1);
+}
+
+void mem_release_boot_data(uintptr_t a, size_t len)
+{
+	memset((void *)a, 0, len);
+	release(a, ALIGN_UP(len, PAGE_SIZE));
 }

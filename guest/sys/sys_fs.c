@@ -7,7 +7,9 @@
 #include "linux_abi.h"
 #include "sys/sys_fs.h"
 
-static char cwd[PATH_MAX] = "/";
+/* The program starts in /workdir: the workdir disk, or a scratch directory
+ * in RAM (vfs.c). */
+static char cwd[PATH_MAX] = "/workdir";
 static uint32_t umask_bits = 022;
 
 void fs_init(void)
@@ -15,9 +17,6 @@ void fs_init(void)
 	vfs_init();
 	fd_limit_init(boot.open_files);
 	fd_init_console();
-	for (int i = 0; i < boot.ndisks; i++)
-		if (!strcmp(boot.disk[i].mount, "/workdir"))
-			memcpy(cwd, "/workdir", 9);
 }
 
 /* --- arguments from the program ---------------------------------------- */

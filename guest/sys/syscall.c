@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "fs/file.h"
 #include "sys/sys_fs.h"
+#include "sys/sys_info.h"
 #include "linux_abi.h"
 #include "linux_syscall.h"
 
@@ -68,7 +69,7 @@ static long sys_clock_gettime(long clk, struct timespec_k *ts)
 	if (!clock_valid(clk))
 		return -EINVAL;
 	uint64_t ns = clock_is_wall(clk) ? clock_wall_ns()
-		      : clock_is_cpu(clk) ? clock_mono_ns() - boot.mono_ns : clock_mono_ns();
+		      : clock_is_cpu(clk) ? clock_since_boot_ns() : clock_mono_ns();
 	if (!user_ok(ts, sizeof *ts))
 		return -EFAULT;
 	ts->sec = ns / NSEC_PER_SEC, ts->nsec = ns % NSEC_PER_SEC;
@@ -131,7 +132,7 @@ static long sys_kill_self(long pid, long sig)
 		return -ENOSYS; /* a handler that cannot be run: say so rather than pretend */
 	volatile struct husk_fault *r = &REPORT->fault;
 	r->vector = HUSK_FAULT_SIGNAL, r->error = 0, r->rip = 0, r->addr = 0, r->signal = sig;
-	vfs_sync_all();
+	vfs_finish();
 	for (;;)
 		outl(HUSK_PORT_FAULT, 0);
 }
@@ -307,6 +308,16 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_setrlimit: return sys_prlimit(0, a1, (const uint64_t *)a2, 0);
 	case SYS_prlimit64: return sys_prlimit(a1, a2, (const uint64_t *)a3, (uint64_t *)a4);
 	case SYS_getppid: return 0;
+	case SYS_getpgrp: return sys_getpgid(0);
+	case SYS_getpgid: case SYS_getsid: return sys_getpgid(a1);
+	case SYS_getgroups: return sys_getgroups(a1, (void *)a2);
+	case SYS_getresuid: case SYS_getresgid: return sys_getres_ids((void *)a1, (void *)a2, (void *)a3);
+	case SYS_sysinfo: return sys_sysinfo((void *)a1);
+	case SYS_times: return sys_times((void *)a1);
+	case SYS_getrusage: return sys_getrusage(a1, (void *)a2);
+	case SYS_sched_getaffinity: return sys_sched_getaffinity(a1, a2, (void *)a3);
+	case SYS_sched_yield: return 0; /* nothing else to run */
+	case SYS_getpriority: return sys_getpriority(a1, a2);
 	case SYS_getuid: case SYS_getgid: case SYS_geteuid: case SYS_getegid: return 0;
 	case SYS_clock_gettime: return sys_clock_gettime(a1, (struct timespec_k *)a2);
 	case SYS_clock_getres: return sys_clock_getres(a1, (struct timespec_k *)a2);
@@ -318,7 +329,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a1, (void *)a2, (void *)a3, a4);
 	case SYS_exit: case SYS_exit_group:
 		fd_close_all();
-		vfs_sync_all();
+		vfs_finish();
 		halt_exit(a1 & 0xff);
 	}
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)

@@ -106,6 +106,7 @@ struct husk_report {
 	unsigned int calls[HUSK_NSYSCALLS];  /* syscalls made, by number */
 	unsigned int enosys[HUSK_NSYSCALLS]; /* of those, answered -ENOSYS */
 	unsigned int out_of_range;           /* calls numbered outside 0..511 (all -ENOSYS) */
+	unsigned long scratch_bytes;         /* file data left in the scratch /workdir at exit */
 };
 #endif
 

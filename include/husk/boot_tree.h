@@ -24,6 +24,12 @@
 #define HUSK_DT_SELFTEST       "husk,selftest" /* empty: run the kernel self-test */
 #define HUSK_DT_ARGV           "husk,argv"     /* NUL-separated strings */
 #define HUSK_DT_ENVP           "husk,envp"     /* NUL-separated strings */
+/* Optional: a host file named on the command line, copied by the VMM into
+ * guest RAM at a page boundary above the program's image; the guest kernel
+ * moves it into the scratch /workdir under this name and frees the pages. */
+#define HUSK_DT_SCRIPT         "husk,script"   /* u64 gpa, size */
+#define HUSK_DT_SCRIPT_LEN     16
+#define HUSK_DT_SCRIPT_NAME    "husk,script-name" /* a file name: no '/', not . or .. */
 
 /* One node per device, "virtio_mmio@ADDR", reg = <u64 base, u64 HUSK_MMIO_SIZE> */
 #define HUSK_DT_VIRTIO_MMIO    "virtio,mmio"   /* its compatible */

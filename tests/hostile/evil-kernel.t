@@ -88,7 +88,7 @@ blk-read-beyond-end          1   - --ro=d=DATA
 blk-sector-overflow          1   - --ro=d=DATA
 blk-write-read-only          1   - --ro=d=DATA
 blk-unknown-type             2   - --ro=d=DATA
-blk-scribble                 123 workdir_.*corrupt -w=WORK
+blk-scribble                 123 workdir_.*corrupt --workdir=WORK
 # the report page and the CPU
 report-bad-fault             122 guest_reported_a_fault_with_signal_9999
 report-panic-unterminated    122 guest_kernel_panic:_?????
@@ -99,8 +99,8 @@ triple-fault                 122 triple_fault
 unknown-msr                  122 triple_fault
 output-flood                 153 output_limit_of_100000_bytes_reached;_run_stopped --output-limit=100000
 # requests whose data rewrites the ring: a notify serves what was pending then
-blk-dma-once                 0   - -w=WORK
-blk-request-too-big          0   - -w=WORK
+blk-dma-once                 0   - --workdir=WORK
+blk-request-too-big          0   - --workdir=WORK
 EOF_SCENARIOS
 
 n_scenarios=$n

@@ -159,10 +159,12 @@ ok $? "41 the loops come back as symlinks"
 
 # --- what the guest can see ---------------------------------------------------
 hrun 15 python - <"$H/15-read-host-files.py"
-is "$st:$(grep -c ' FileNotFoundError$' "$TMP/15.out")" "0:9" "15 host files (/etc/shadow, /etc/passwd, ...): FileNotFoundError"
+is "$st:$(grep -c ' FileNotFoundError$' "$TMP/15.out")" "0:9" "15 host files (/etc/shadow, ssh keys, /dev/kvm, ...): FileNotFoundError"
+is "$(grep '^passwd:\|^hostname:' "$TMP/15.out" | tr '\n' '|')" "passwd: ['root', 'nobody']|hostname: husk|" \
+	"15 /etc/passwd and /etc/hostname are the guest's own, not the host's"
 hrun 16 python - <"$H/16-proc-sys.py"
 is "$st:$(out 16 | sed -n 1p):$(grep -c ' FileNotFoundError$' "$TMP/16.out")" "0:False False:6" "16 /proc and /sys are absent"
-is "$(out 16 | tail -1)" "['dev', 'tmp', 'usr'] ['null', 'urandom', 'zero']" "16 / and /dev hold only the documented entries"
+is "$(out 16 | tail -1)" "['dev', 'etc', 'tmp', 'usr', 'workdir'] ['null', 'urandom', 'zero']" "16 / and /dev hold only the documented entries"
 AWS_SECRET_ACCESS_KEY=$SECRET hrun 17 python - <"$H/17-env-probe.py"
 is "$st:$(out 17 | tr '\n' '|')" "0:['HOME', 'LANG', 'PATH', 'PYTHONHOME']|secret: None|" \
 	"17 environment: only PATH, HOME, LANG, PYTHONHOME; the host's AWS_SECRET_ACCESS_KEY is invisible"

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What a program learns of the system and of its one process: sysinfo,
+ * times, getrusage, its process group and session, supplementary groups,
+ * real/effective/saved ids, CPU affinity, priority.  Linux never fails these
+ * for valid arguments, and musl uses some without checking (getloadavg and
+ * sysconf's memory sizes read sysinfo's struct whatever it returned; getpgrp
+ * and times return the raw result): -ENOSYS here would be garbage there. */
+#include <errno.h>
+#include <string.h>
+#include "kernel.h"
+#include "linux_abi.h"
+#include "sys/sys_info.h"
+
+#define USER_HZ 100 /* clock_t ticks, as Linux reports them */
+#define PID 1       /* the program: pid, process group and session */
+
+struct sysinfo_k {
+	long uptime;
+	unsigned long loads[3];
+	unsigned long totalram, freeram, sharedram, bufferram, totalswap, freeswap;
+	uint16_t procs, pad;
+	unsigned long totalhigh, freehigh;
+	uint32_t mem_unit;
+};
+_Static_assert(sizeof(struct sysinfo_k) == 112, "Linux's struct sysinfo on x86-64");
+
+struct rusage_k {
+	long utime[2], stime[2]; /* timeval */
+	long maxrss;             /* KiB */
+	long rest[13];
+};
+_Static_assert(sizeof(struct rusage_k) == 144, "Linux's struct rusage on x86-64");
+
+struct tms_k { long utime, stime, cutime, cstime; };
+
+/* Loads are 0: the one vCPU runs only this program, and nothing waits. */
+long sys_sysinfo(void *u)
+{
+	if (!user_ok(u, sizeof(struct sysinfo_k)))
+		return -EFAULT;
+	uint64_t up = clock_since_boot_ns();
+	struct sysinfo_k si = {
+		.uptime = (long)((up + NSEC_PER_SEC - 1) / NSEC_PER_SEC),
+		.totalram = mem_total_bytes(), .freeram = mem_free_bytes(), .procs = 1, .mem_unit = 1,
+	};
+	memcpy(u, &si, sizeof si);
+	return 0;
+}
+
+long sys_times(void *u)
+{
+	long ticks = (long)(clock_since_boot_ns() / (NSEC_PER_SEC / USER_HZ));
+	if (u) {
+		if (!user_ok(u, sizeof(struct tms_k)))
+			return -EFAULT;
+		struct tms_k t = { ticks, 0, 0, 0 };
+		memcpy(u, &t, sizeof t);
+	}
+	return (long)(clock_since_boot_ns() / (NSEC_PER_SEC / USER_HZ));
+}
+
+long sys_getrusage(long who, void *u)
+{
+	if (who != RUSAGE_SELF && who != RUSAGE_THREAD && who != RUSAGE_CHILDREN)
+		return -EINVAL;
+	if (!user_ok(u, sizeof(struct rusage_k)))
+		return -EFAULT;
+	struct rusage_k r = { 0 };
+	if (who != RUSAGE_CHILDREN) { /* there are none */
+		uint64_t cpu = clock_since_boot_ns();
+		r.utime[0] = (long)(cpu / NSEC_PER_SEC), r.utime[1] = (long)(cpu % NSEC_PER_SEC / 1000);
+		r.maxrss = (long)((mem_total_bytes() - mem_free_bytes()) >> 10);
+	}
+	memcpy(u, &r, sizeof r);
+	return 0;
+}
+
+/* getpgid, getsid: the program is alone in its group and session. */
+long sys_getpgid(long pid)
+{
+	return pid == 0 || pid == PID ? PID : -ESRCH;
+}
+
+long sys_getgroups(long size, void *list)
+{
+	(void)list;
+	return size < 0 ? -EINVAL : 0; /* no supplementary groups */
+}
+
+/* getresuid, getresgid: root, as getuid says. */
+long sys_getres_ids(uint32_t *r, uint32_t *e, uint32_t *s)
+{
+	if (!user_ok(r, 4) || !user_ok(e, 4) || !user_ok(s, 4))
+		return -EFAULT;
+	*r = *e = *s = 0;
+	return 0;
+}
+
+/* One vCPU: the mask has CPU 0 only.  Returns the bytes written, as Linux
+ * does (one long). */
+long sys_sched_getaffinity(long pid, unsigned long len, void *mask)
+{
+	if (pid != 0 && pid != PID)
+		return -ESRCH;
+	if (len < sizeof(uint64_t) || len % sizeof(uint64_t))
+		return -EINVAL;
+	if (!user_ok(mask, sizeof(uint64_t)))
+		return -EFAULT;
+	uint64_t one = 1;
+	memcpy(mask, &one, sizeof one);
+	return sizeof one;
+}
+
+/* Nice 0, as the kernel returns it (20 - nice). */
+long sys_getpriority(long which, long who)
+{
+	if (which < PRIO_PROCESS || which > PRIO_USER)
+		return -EINVAL;
+	return who == 0 || (which == PRIO_USER ? who == 0 : who == PID) ? 20 : -ESRCH;
+}
