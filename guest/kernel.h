@@ -109,4 +109,5 @@ _Noreturn void selftest_run(void);
 
 /* entry.S */
 _Noreturn void enter_program(uintptr_t entry, uintptr_t sp);
+long fast_entry(long nr, long a1, long a2, long a3, long a4, long a5, long a6); /* AT_SYSINFO */
 #endif

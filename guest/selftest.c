@@ -18,10 +18,15 @@ static void ok(int cond, const char *what)
 	kprintf("%sok %d - %s\n", cond ? "" : "not ", n, what);
 }
 
+/* The `syscall` instruction as a program makes it: on a stack in the
+ * program's memory (the kernel returns through it). */
+static uintptr_t program_stack;
+
 static long raw_syscall(long nr, long a1)
 {
 	long ret;
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a1) : "rcx", "r11", "memory");
+	__asm__ volatile("mov %%rsp, %%r12\n\tmov %3, %%rsp\n\tsyscall\n\tmov %%r12, %%rsp"
+			 : "=a"(ret) : "a"(nr), "D"(a1), "r"(program_stack) : "rcx", "r11", "r12", "memory");
 	return ret;
 }
 
@@ -54,6 +59,7 @@ _Noreturn void selftest_run(void)
 	__asm__ volatile("ud2");
 	ok(trap_seen == 1, "#UD is delivered through the IDT and returns");
 
+	program_stack = m2 + (1 << 20);
 	ok(raw_syscall(SYS_getpid, 0) == 1, "syscall instruction: getpid");
 	char *u = (char *)m2; /* system calls take the program's memory, not the kernel's */
 	ok(raw_syscall(SYS_uname, (long)u) == 0 && !strcmp(u, "Linux"), "syscall instruction: uname");

@@ -115,9 +115,11 @@ static int program_fault(const struct husk_report *r)
 {
 	struct husk_fault f = r->fault;
 	if (f.vector == HUSK_FAULT_SIGNAL && f.signal > 0 && f.signal <= 64) {
-		fprintf(stderr, "husk: program killed by %s%.0lu (it sent the signal to itself)\n",
+		fprintf(stderr, "husk: program killed by %s%.0lu (%s)\n",
 			f.signal < 32 && signal_names[f.signal] ? signal_names[f.signal] : "signal ",
-			f.signal < 32 && signal_names[f.signal] ? 0ul : f.signal);
+			f.signal < 32 && signal_names[f.signal] ? 0ul : f.signal,
+			f.error == HUSK_SIGNAL_BAD_FRAME ? "a signal frame did not fit on its stack, or rt_sigreturn's was bad"
+							 : "it sent the signal to itself");
 		return 128 + (int)f.signal;
 	}
 	if (f.signal >= 32 || !signal_names[f.signal] || f.vector >= 32) {

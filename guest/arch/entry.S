@@ -21,40 +21,110 @@ _start:
 	.text
 /* `syscall`: rax = nr, args in rdi rsi rdx r10 r8 r9; rcx = return rip,
  * r11 = rflags.  There is no stack switch in hardware: the program's stack
- * (and its red zone) must not be touched, so switch to our own stack. */
+ * (and its red zone) must not be touched, so switch to our own stack and
+ * save a struct user_regs (arch/regs.h) there, highest member first. */
 	.globl syscall_entry
 syscall_entry:
 	mov %rsp, user_rsp(%rip)
 	lea syscall_stack_top(%rip), %rsp
-	push %r11
-	push %rcx
+	push user_rsp(%rip)		/* rsp */
+	push %r11			/* rflags */
+	push %rcx			/* rip */
 	push %rdi
 	push %rsi
 	push %rdx
-	push %r10
+	push %rcx
+	push %rax
 	push %r8
 	push %r9
-	sub $8, %rsp			/* keep the C call 16-byte aligned */
-	push %r9			/* a6 */
-	mov %r8, %r9			/* a5 */
-	mov %r10, %r8			/* a4 */
-	mov %rdx, %rcx			/* a3 */
-	mov %rsi, %rdx			/* a2 */
-	mov %rdi, %rsi			/* a1 */
-	mov %rax, %rdi			/* nr */
+	push %r10
+	push %r11
+	push %rbx
+	push %rbp
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+	mov %rsp, %rdi
+	call syscall_by_instruction	/* sets rax, may deliver a signal */
+	mov %rsp, %rdi
+	jmp return_to_program
+
+/* The fast entry, AT_SYSINFO: a plain SysV call from husk's libc,
+ * long entry(nr, a1, ..., a6), on the program's own stack.  Nothing to save
+ * but the callee-saved registers; only when a signal is to be delivered on
+ * the way out does it build a struct user_regs (on the syscall stack: the
+ * signal frame goes on the program's stack, where these frames are). */
+	.globl fast_entry
+fast_entry:
+	push %rbp
+	push %rbx
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+	push 56(%rsp)			/* a6 */
 	call syscall_dispatch
-	add $16, %rsp
+	add $8, %rsp
+	cmpb $0, signal_waiting(%rip)
+	jne 1f
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	pop %rbx
+	pop %rbp
+	ret
+1:	mov %rsp, %rdi			/* r15 r14 r13 r12 rbx rbp, return address */
+	lea syscall_stack_top(%rip), %rsp
+	lea 56(%rdi), %rcx
+	push %rcx			/* rsp: as after the return */
+	pushfq
+	push 48(%rdi)			/* rip: the return address */
+	push $0				/* rdi, rsi, rdx, rcx: clobbered by a call */
+	push $0
+	push $0
+	push $0
+	push %rax			/* the result */
+	push $0				/* r8-r11 */
+	push $0
+	push $0
+	push $0
+	push 32(%rdi)			/* rbx */
+	push 40(%rdi)			/* rbp */
+	push 24(%rdi)			/* r12 */
+	push 16(%rdi)
+	push 8(%rdi)
+	push 0(%rdi)			/* r15 */
+	mov %rsp, %rdi
+	call signal_deliver
+	mov %rsp, %rdi
+	jmp return_to_program
+
+/* return_to_program(regs): rip and rflags are already below the red zone at
+ * regs->rsp (return_prepare). */
+	.globl return_to_program
+return_to_program:
+	mov %rdi, %rsp
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	pop %rbp
+	pop %rbx
+	pop %r11
+	pop %r10
 	pop %r9
 	pop %r8
-	pop %r10
+	pop %rax
+	pop %rcx
 	pop %rdx
 	pop %rsi
 	pop %rdi
-	pop %rcx
-	mov (%rsp), %r11		/* Linux returns with r11 = rflags */
+	add $16, %rsp			/* rip, rflags: staged already */
+	pop %rsp
 	popfq
-	mov user_rsp(%rip), %rsp
-	jmp *%rcx
+	ret $128			/* over the red zone */
 
 /* Exception stubs: vector 0..31, 16 bytes apart; push a 0 where the CPU
  * pushes no error code. */

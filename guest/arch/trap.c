@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* CPU exceptions.  Every vector 0-31 runs on the IST 1 stack the VMM set in
- * the TSS (the program may be using its red zone below its stack pointer).  A fault in the program ends the run with the
- * signal Linux would deliver; a fault in the kernel is a panic. */
+ * the TSS (the program may be using its red zone below its stack pointer).
+ * A fault in the program raises the signal Linux would: its handler runs if
+ * it has one, else the run ends with it.  A fault in the kernel is a panic. */
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "linux_abi.h"
+#include "proc/signal.h"
 
 struct trap_frame {
 	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
@@ -16,11 +18,24 @@ static uint64_t idt[64] __attribute__((aligned(16)));
 volatile int trap_expect;
 volatile unsigned long trap_seen;
 
-static const unsigned char signal_of[32] = {
-	[0] = SIGFPE, [1] = SIGTRAP, [3] = SIGTRAP, [4] = SIGSEGV, [5] = SIGSEGV,
-	[6] = SIGILL, [7] = SIGILL, [10] = SIGSEGV, [11] = SIGBUS, [12] = SIGBUS,
-	[13] = SIGSEGV, [14] = SIGSEGV, [16] = SIGFPE, [17] = SIGBUS, [19] = SIGFPE,
+static const struct { unsigned char sig; signed char code; } signal_of[32] = {
+	[0] = { SIGFPE, FPE_INTDIV }, [1] = { SIGTRAP, SI_KERNEL }, [3] = { SIGTRAP, SI_KERNEL },
+	[4] = { SIGSEGV, SI_KERNEL }, [5] = { SIGSEGV, SI_KERNEL }, [6] = { SIGILL, ILL_ILLOPN },
+	[7] = { SIGILL, SI_KERNEL }, [10] = { SIGSEGV, SI_KERNEL }, [11] = { SIGBUS, SI_KERNEL },
+	[12] = { SIGBUS, SI_KERNEL }, [13] = { SIGSEGV, SI_KERNEL }, [14] = { SIGSEGV, SEGV_MAPERR },
+	[16] = { SIGFPE, SI_KERNEL }, [17] = { SIGBUS, BUS_ADRERR }, [19] = { SIGFPE, SI_KERNEL },
 };
+
+/* The program's fault to its handler: the trap frame becomes the handler's
+ * entry, and iretq goes there. */
+static void to_handler(struct trap_frame *f, int sig, int code, uint64_t addr)
+{
+	struct user_regs r = { f->r15, f->r14, f->r13, f->r12, f->rbp, f->rbx, f->r11, f->r10, f->r9, f->r8,
+			       f->rax, f->rcx, f->rdx, f->rsi, f->rdi, f->rip, f->rflags, f->rsp };
+	signal_fault(&r, sig, code, addr);
+	f->rdi = r.rdi, f->rsi = r.rsi, f->rdx = r.rdx, f->rax = r.rax;
+	f->rip = r.rip, f->rsp = r.rsp, f->rflags = r.rflags;
+}
 
 /* Filled before it is loaded: on kvm_pvm writes to a live IDT may trap. */
 void trap_init(void)
@@ -46,11 +61,15 @@ void trap_handler(struct trap_frame *f)
 	}
 	uint64_t addr = f->vector == 14 ? read_cr2() : 0;
 	int in_kernel = f->rip >= (uintptr_t)__kernel_text_start && f->rip < (uintptr_t)__kernel_text_end;
-	int sig = f->vector < 32 ? signal_of[f->vector] : 0;
+	int sig = f->vector < 32 ? signal_of[f->vector].sig : 0;
 	if (in_kernel || !sig)
 		panic("exception %lu (error %lx) at rip %lx, address %lx, in the %s",
 		      (unsigned long)f->vector, (unsigned long)f->error, (unsigned long)f->rip,
 		      (unsigned long)addr, in_kernel ? "kernel" : "program");
+	if (signal_catches(sig)) {
+		to_handler(f, sig, signal_of[f->vector].code, addr);
+		return;
+	}
 	volatile struct husk_fault *r = &REPORT->fault;
 	r->vector = f->vector, r->error = f->error, r->rip = f->rip, r->addr = addr, r->signal = sig;
 	for (;;)

@@ -7,6 +7,7 @@
 #define EPERM 1
 #define ENOENT 2
 #define ESRCH 3
+#define EINTR 4
 #define EIO 5
 #define EBADF 9
 #define EAGAIN 11

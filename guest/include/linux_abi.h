@@ -86,17 +86,52 @@
 #define MAP_FIXED_NOREPLACE 0x100000
 
 /* <signal.h> */
+#define SIGHUP   1
+#define SIGINT   2
+#define SIGQUIT  3
 #define SIGILL   4
 #define SIGTRAP  5
+#define SIGABRT  6
 #define SIGBUS   7
 #define SIGFPE   8
 #define SIGKILL  9
+#define SIGUSR1  10
 #define SIGSEGV  11
+#define SIGUSR2  12
+#define SIGPIPE  13
+#define SIGALRM  14
+#define SIGTERM  15
+#define SIGSTKFLT 16
 #define SIGCHLD  17
 #define SIGCONT  18
 #define SIGSTOP  19
+#define SIGTSTP  20
+#define SIGTTIN  21
+#define SIGTTOU  22
 #define SIGURG   23
+#define SIGXCPU  24
+#define SIGXFSZ  25
+#define SIGVTALRM 26
+#define SIGPROF  27
 #define SIGWINCH 28
+#define SIGIO    29
+#define SIGPWR   30
+#define SIGSYS   31
+#define SA_SIGINFO   4
+#define SA_ONSTACK   0x08000000
+#define SA_RESTART   0x10000000
+#define SA_NODEFER   0x40000000
+#define SA_RESETHAND 0x80000000
+#define SS_ONSTACK   1
+#define SS_DISABLE   2
+#define SI_USER      0
+#define SI_KERNEL    0x80
+#define SI_TKILL     (-6)
+#define ILL_ILLOPN   2
+#define FPE_INTDIV   1
+#define SEGV_MAPERR  1
+#define BUS_ADRERR   2
+#define TRAP_BRKPT   1
 #define _NSIG    65 /* signals are 1 .. _NSIG - 1 */
 #define SIG_DFL  ((void (*)(int))0)
 #define SIG_IGN  ((void (*)(int))1)

@@ -19,6 +19,7 @@
 #define SYS_brk                12
 #define SYS_rt_sigaction       13
 #define SYS_rt_sigprocmask     14
+#define SYS_rt_sigreturn       15
 #define SYS_ioctl              16
 #define SYS_pread64            17
 #define SYS_pwrite64           18
@@ -29,6 +30,7 @@
 #define SYS_madvise            28
 #define SYS_dup                32
 #define SYS_dup2               33
+#define SYS_pause              34
 #define SYS_nanosleep          35
 #define SYS_getpid             39
 #define SYS_socket             41
@@ -75,6 +77,11 @@
 #define SYS_getresgid          120
 #define SYS_getpgid            121
 #define SYS_getsid             124
+#define SYS_rt_sigpending      127
+#define SYS_rt_sigtimedwait    128
+#define SYS_rt_sigqueueinfo    129
+#define SYS_rt_sigsuspend      130
+#define SYS_sigaltstack        131
 #define SYS_statfs             137
 #define SYS_fstatfs            138
 #define SYS_getpriority        140

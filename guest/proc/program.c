@@ -36,7 +36,7 @@ _Noreturn void program_start(void)
 		{ AT_UID, 0 }, { AT_EUID, 0 }, { AT_GID, 0 }, { AT_EGID, 0 },
 		{ AT_PLATFORM, (uintptr_t)platform }, { AT_CLKTCK, 100 }, { AT_SECURE, 0 },
 		{ AT_RANDOM, (uintptr_t)at_random }, { AT_EXECFN, 0 },
-		{ AT_SYSINFO, (uintptr_t)syscall_dispatch }, { AT_NULL, 0 },
+		{ AT_SYSINFO, (uintptr_t)fast_entry }, { AT_NULL, 0 },
 	};
 	size_t words = 1 + boot.argc + 1 + boot.envc + 1 + 2 * ARRAY_SIZE(auxv);
 	uintptr_t strings_end = sp;

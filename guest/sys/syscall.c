@@ -11,15 +11,13 @@
 #include "fs/file.h"
 #include "sys/sys_fs.h"
 #include "sys/sys_info.h"
+#include "proc/signal.h"
 #include "linux_abi.h"
 #include "linux_syscall.h"
 
 struct timespec_k { long sec, nsec; };
-struct sigaction_k { uint64_t handler, flags, restorer, mask; };
 
 static uint64_t fs_base;
-static struct sigaction_k sigactions[_NSIG]; /* recorded; signals are never delivered */
-static uint64_t sigmask;
 
 static long sys_uname(char *u)
 {
@@ -110,33 +108,6 @@ static long sys_time(long *t)
 	return s;
 }
 
-/* kill/tkill/tgkill: the only process is the program itself (pid and tid 1).
- * Signals are never delivered to handlers, so a signal whose action is the
- * default is handled as Linux would: ignored, or the program dies of it
- * (abort() ends here with SIGABRT). */
-static long sys_kill_self(long pid, long sig)
-{
-	if (pid != 1 && pid != 0)
-		return -ESRCH; /* no other process (kill(-1) spares the caller) */
-	if (sig < 0 || sig >= _NSIG)
-		return -EINVAL;
-	if (!sig)
-		return 0;
-	static const uint64_t ignored_by_default = 1ull << SIGCHLD | 1ull << SIGURG | 1ull << SIGWINCH | 1ull << SIGCONT;
-	uint64_t handler = sigactions[sig].handler;
-	int catchable = sig != SIGKILL && sig != SIGSTOP;
-	int dfl = handler == (uintptr_t)SIG_DFL;
-	if (catchable && (handler == (uintptr_t)SIG_IGN || (dfl && (ignored_by_default >> sig & 1))))
-		return 0;
-	if (catchable && handler > (uintptr_t)SIG_IGN)
-		return -ENOSYS; /* a handler that cannot be run: say so rather than pretend */
-	volatile struct husk_fault *r = &REPORT->fault;
-	r->vector = HUSK_FAULT_SIGNAL, r->error = 0, r->rip = 0, r->addr = 0, r->signal = sig;
-	vfs_finish();
-	for (;;)
-		outl(HUSK_PORT_FAULT, 0);
-}
-
 /* Sleeping is the host's job: one exit, no guest CPU spent. */
 static long sleep_until(int64_t deadline_ns, int wall)
 {
@@ -174,34 +145,6 @@ static long sys_getrandom(void *buf, size_t len)
 		return -EFAULT;
 	random_fill(buf, len);
 	return len;
-}
-
-static long sys_rt_sigaction(long sig, const struct sigaction_k *act, struct sigaction_k *old, size_t size)
-{
-	if (sig < 1 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
-		return -EINVAL;
-	if (size != sizeof(uint64_t)) /* the kernel's sigset_t: one bit per signal */
-		return -EINVAL;
-	if ((act && !user_ok(act, sizeof *act)) || (old && !user_ok(old, sizeof *old)))
-		return -EFAULT;
-	if (old)
-		*old = sigactions[sig];
-	if (act)
-		sigactions[sig] = *act;
-	return 0;
-}
-
-static long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, size_t size)
-{
-	if (size != sizeof(uint64_t) || how < SIG_BLOCK || how > SIG_SETMASK)
-		return -EINVAL;
-	if ((set && !user_ok(set, 8)) || (old && !user_ok(old, 8)))
-		return -EFAULT;
-	if (old)
-		*old = sigmask;
-	if (set)
-		sigmask = how == SIG_BLOCK ? sigmask | *set : how == SIG_UNBLOCK ? sigmask & ~*set : *set;
-	return 0;
 }
 
 /* Resource limits: open files are the policy's (and may be lowered); the
@@ -276,9 +219,9 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_chown: case SYS_lchown: return sys_chown(AT_FDCWD, (const char *)a1, a2, a3, nr == SYS_chown);
 	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & AT_SYMLINK_NOFOLLOW));
 	case SYS_fchown: return sys_fchown(a1, a2, a3);
-	case SYS_kill: return sys_kill_self(a1, a2);
-	case SYS_tkill: return sys_kill_self(a1, a2);
-	case SYS_tgkill: return sys_kill_self(a1 == a2 ? a1 : 2, a3);
+	case SYS_kill: return sys_kill(a1, a2);
+	case SYS_tkill: return sys_tgkill(1, a1, a2);
+	case SYS_tgkill: return sys_tgkill(a1, a2, a3);
 	case SYS_socket: case SYS_socketpair:
 		return -EAFNOSUPPORT; /* there is no network in the guest */
 	case SYS_nanosleep: return sys_clock_nanosleep(CLOCK_MONOTONIC, 0, (void *)a1, (void *)a2);
@@ -327,6 +270,12 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_uname: return sys_uname((char *)a1);
 	case SYS_rt_sigaction: return sys_rt_sigaction(a1, (void *)a2, (void *)a3, a4);
 	case SYS_rt_sigprocmask: return sys_rt_sigprocmask(a1, (void *)a2, (void *)a3, a4);
+	case SYS_sigaltstack: return sys_sigaltstack((void *)a1, (void *)a2);
+	case SYS_rt_sigpending: return sys_rt_sigpending((uint64_t *)a1, a2);
+	case SYS_rt_sigsuspend: return sys_rt_sigsuspend((uint64_t *)a1, a2);
+	case SYS_rt_sigtimedwait: return sys_rt_sigtimedwait((uint64_t *)a1, (void *)a2, (void *)a3, a4);
+	case SYS_rt_sigqueueinfo: return sys_rt_sigqueueinfo(a1, a2, (void *)a3);
+	case SYS_pause: return sys_pause();
 	case SYS_exit: case SYS_exit_group:
 		fd_close_all();
 		vfs_finish();

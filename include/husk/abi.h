@@ -63,7 +63,9 @@
 
 #define HUSK_NSYSCALLS 512
 #define HUSK_OPEN_FILES_MAX 1024 /* the guest's fd table */
-#define HUSK_FAULT_SIGNAL 256 /* husk_fault.vector: the program sent itself a fatal signal */
+#define HUSK_FAULT_SIGNAL 256 /* husk_fault.vector: the program died of a signal; .error says why: */
+#define HUSK_SIGNAL_SENT      0 /* it sent the signal to itself */
+#define HUSK_SIGNAL_BAD_FRAME 1 /* SIGSEGV: a handler's frame did not fit, or rt_sigreturn's was bad */
 /* The guest kernel sets i_generation to this in every inode it writes to an
  * ext2 disk; husk builds the workdir image with 0 there.  After the run an
  * inode still at 0 and at the name it was copied to is one the program left

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Signals (signal.h).  The frame is Linux's x86-64 struct rt_sigframe, so
+ * musl's sigreturn trampoline, ucontext readers and stack unwinders work;
+ * the FPU state is saved with fxsave (the kernel itself never touches it:
+ * -mgeneral-regs-only).  One thread so far: its state is `self`. */
+#include <errno.h>
+#include <string.h>
+#include "arch/cpu.h"
+#include "kernel.h"
+#include "linux_abi.h"
+#include "linux_syscall.h"
+#include "fs/vfs.h"
+#include "proc/signal.h"
+
+#define SA_RESTORER  0x04000000 /* Linux's; libc headers do not define it */
+#define MIN_ALTSTACK 2048       /* the kernel's MINSIGSTKSZ */
+#define RED_ZONE     128
+#define FP_SIZE      512        /* fxsave area */
+#define EFLAGS_DF    0x400ul
+#define EFLAGS_TF    0x100ul
+/* What rt_sigreturn may restore of rflags: the arithmetic flags, DF and AC
+ * (not TF: a trap flag would fire inside the kernel's return path). */
+#define EFLAGS_USER  0x40cd5ul
+#define PID          1
+
+struct sigaction_k { uint64_t handler, flags, restorer, mask; };
+struct stack_k { uint64_t sp; int32_t flags, pad; uint64_t size; };
+struct siginfo_k {
+	int32_t signo, err, code, pad;
+	union {
+		struct { int32_t pid; uint32_t uid; } kill;
+		uint64_t addr;
+		uint8_t bytes[112];
+	};
+};
+struct sigcontext_k {
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2, fpstate, reserved[8];
+};
+struct ucontext_k {
+	uint64_t flags, link;
+	struct stack_k stack;
+	struct sigcontext_k mc;
+	uint64_t sigmask;
+};
+struct rt_sigframe {
+	uint64_t pretcode; /* the handler returns to sa_restorer */
+	struct ucontext_k uc;
+	struct siginfo_k info;
+};
+_Static_assert(sizeof(struct siginfo_k) == 128, "Linux's siginfo_t");
+_Static_assert(sizeof(struct sigcontext_k) == 256, "Linux's struct sigcontext on x86-64");
+_Static_assert(sizeof(struct rt_sigframe) == 440, "Linux's struct rt_sigframe on x86-64");
+
+/* Why the program entered the kernel, for the frame (a fault's details). */
+struct trap_info { uint64_t trapno, err, cr2; };
+
+static struct sigaction_k actions[_NSIG];
+static struct {
+	uint64_t mask, pending;
+	uint64_t suspend_mask; /* rt_sigsuspend: the mask to restore after the handler */
+	int suspended;
+	struct stack_k alt;
+	struct siginfo_k info[_NSIG];
+} self = { .alt = { 0, SS_DISABLE, 0, 0 } };
+volatile uint8_t signal_waiting;
+static uint64_t insn_rsp; /* the program's rsp during a `syscall`-instruction call, else 0 */
+
+static uint64_t bit(int sig) { return 1ull << (sig - 1); }
+static const uint64_t unblockable = 1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1);
+
+static void recompute(void)
+{
+	signal_waiting = (self.pending & ~self.mask) != 0;
+}
+
+/* Default action "ignore"; the stop signals too, as nothing could continue
+ * the one process. */
+static int ignored_by_default(int sig)
+{
+	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT || sig == SIGSTOP ||
+	       sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static int ignored(int sig)
+{
+	uint64_t h = actions[sig].handler;
+	return h == (uintptr_t)SIG_IGN || (h == (uintptr_t)SIG_DFL && ignored_by_default(sig));
+}
+
+static _Noreturn void die(int sig, unsigned long why)
+{
+	volatile struct husk_fault *r = &REPORT->fault;
+	r->vector = HUSK_FAULT_SIGNAL, r->error = why, r->rip = 0, r->addr = 0, r->signal = sig;
+	vfs_finish();
+	for (;;)
+		outl(HUSK_PORT_FAULT, 0);
+}
+
+_Noreturn void signal_die(int sig)
+{
+	die(sig, HUSK_SIGNAL_SENT);
+}
+
+static _Noreturn void bad_frame(void)
+{
+	die(SIGSEGV, HUSK_SIGNAL_BAD_FRAME);
+}
+
+/* A signal is generated: discarded if ignored and not blocked (as Linux
+ * does), else pending (one of each: real-time ones do not queue yet). */
+static void generate(int sig, const struct siginfo_k *info)
+{
+	if (sig == SIGKILL)
+		signal_die(sig);
+	if (ignored(sig) && !(self.mask & bit(sig)))
+		return;
+	if (!(self.pending & bit(sig)))
+		self.info[sig] = *info;
+	self.pending |= bit(sig);
+	recompute();
+}
+
+static int on_altstack(uint64_t sp)
+{
+	return self.alt.size && sp > self.alt.sp && sp <= self.alt.sp + self.alt.size;
+}
+
+static int32_t altstack_flags(uint64_t sp)
+{
+	return !self.alt.size ? SS_DISABLE : on_altstack(sp) ? SS_ONSTACK : 0;
+}
+
+/* Builds the frame for sig's handler below r->rsp (or on the alternate
+ * stack) and points r at the handler.  Returns 0 when the frame does not
+ * fit in the program's memory. */
+static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *info, const struct trap_info *t)
+{
+	struct sigaction_k *a = &actions[sig];
+	if (!(a->flags & SA_RESTORER))
+		return 0; /* x86-64 has no default way back */
+	uint64_t sp = r->rsp;
+	if ((a->flags & SA_ONSTACK) && self.alt.size && !on_altstack(sp))
+		sp = self.alt.sp + self.alt.size;
+	else
+		sp -= RED_ZONE;
+	uint64_t fp = (sp - FP_SIZE) & ~63ul;
+	sp = ((fp - sizeof(struct rt_sigframe)) & ~15ul) - 8; /* as after a call */
+	if (sp > fp || !user_ok((void *)sp, fp + FP_SIZE - sp))
+		return 0;
+	__asm__ volatile("fxsave64 (%0)" : : "r"(fp) : "memory");
+	struct rt_sigframe *f = (struct rt_sigframe *)sp;
+	memset(f, 0, sizeof *f);
+	f->pretcode = a->restorer;
+	f->uc.stack = (struct stack_k){ self.alt.sp, altstack_flags(r->rsp), 0, self.alt.size };
+	f->uc.mc = (struct sigcontext_k){
+		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rdi, r->rsi, r->rbp, r->rbx,
+		r->rdx, r->rax, r->rcx, r->rsp, r->rip, r->rflags, HUSK_KCS, 0, 0, HUSK_KDS,
+		t ? t->err : 0, t ? t->trapno : 0, self.mask, t ? t->cr2 : 0, fp, { 0 },
+	};
+	f->uc.sigmask = self.suspended ? self.suspend_mask : self.mask;
+	self.suspended = 0;
+	f->info = *info;
+	self.mask |= a->mask | (a->flags & SA_NODEFER ? 0 : bit(sig));
+	self.mask &= ~unblockable;
+	r->rdi = sig, r->rsi = (uintptr_t)&f->info, r->rdx = (uintptr_t)&f->uc, r->rax = 0;
+	r->rip = a->handler, r->rsp = sp, r->rflags &= ~(EFLAGS_DF | EFLAGS_TF);
+	if (a->flags & SA_RESETHAND)
+		a->handler = (uintptr_t)SIG_DFL, a->flags &= ~SA_SIGINFO;
+	return 1;
+}
+
+/* The way back to the program: rflags and rip staged just below its red
+ * zone, for return_to_program's popfq and ret. */
+static void return_prepare(struct user_regs *r)
+{
+	uint64_t *land = (uint64_t *)(r->rsp - RED_ZONE - 16);
+	if (!user_ok(land, 16))
+		bad_frame();
+	land[0] = r->rflags, land[1] = r->rip;
+	r->rsp = (uintptr_t)land;
+}
+
+static int next_signal(void)
+{
+	uint64_t due = self.pending & ~self.mask;
+	return due ? __builtin_ctzll(due) + 1 : 0;
+}
+
+void signal_deliver(struct user_regs *r)
+{
+	for (int sig; (sig = next_signal());) {
+		self.pending &= ~bit(sig);
+		if (ignored(sig))
+			continue;
+		if (actions[sig].handler == (uintptr_t)SIG_DFL)
+			signal_die(sig);
+		if (!setup_frame(r, sig, &self.info[sig], 0))
+			bad_frame();
+		break; /* one handler at a time: the next at its next system call */
+	}
+	if (self.suspended) { /* rt_sigsuspend woke for a signal that ran no handler */
+		self.mask = self.suspend_mask;
+		self.suspended = 0;
+	}
+	recompute();
+	return_prepare(r);
+}
+
+int signal_catches(int sig)
+{
+	return actions[sig].handler > (uintptr_t)SIG_IGN && !(self.mask & bit(sig));
+}
+
+void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr)
+{
+	struct siginfo_k info = { .signo = sig, .code = code, .addr = addr };
+	struct trap_info t = { 0, 0, addr };
+	if (!setup_frame(r, sig, &info, &t))
+		bad_frame();
+	recompute();
+}
+
+static int set_altstack(const struct stack_k *ss, uint64_t sp)
+{
+	if (on_altstack(sp))
+		return -EPERM;
+	if (ss->flags & ~(SS_DISABLE | SS_ONSTACK | (int32_t)(1u << 31))) /* SS_AUTODISARM: accepted */
+		return -EINVAL;
+	if (ss->flags & SS_DISABLE) {
+		self.alt = (struct stack_k){ 0, SS_DISABLE, 0, 0 };
+		return 0;
+	}
+	if (ss->size < MIN_ALTSTACK)
+		return -ENOMEM;
+	self.alt = (struct stack_k){ ss->sp, 0, 0, ss->size };
+	return 0;
+}
+
+static long rt_sigreturn(struct user_regs *r)
+{
+	struct rt_sigframe *f = (struct rt_sigframe *)(r->rsp - 8);
+	if (!user_ok(f, sizeof *f))
+		bad_frame();
+	const struct sigcontext_k *m = &f->uc.mc;
+	if (m->fpstate) {
+		static uint8_t fx[FP_SIZE] __attribute__((aligned(16)));
+		if (m->fpstate % 16 || !user_ok((void *)m->fpstate, FP_SIZE))
+			bad_frame();
+		memcpy(fx, (void *)m->fpstate, FP_SIZE);
+		uint32_t mxcsr;
+		memcpy(&mxcsr, fx + 24, 4);
+		mxcsr &= 0xffff; /* reserved bits would fault in fxrstor */
+		memcpy(fx + 24, &mxcsr, 4);
+		__asm__ volatile("fxrstor64 (%0)" : : "r"(fx) : "memory");
+	}
+	*r = (struct user_regs){
+		m->r15, m->r14, m->r13, m->r12, m->rbp, m->rbx, m->r11, m->r10, m->r9, m->r8, m->rax, m->rcx, m->rdx,
+		m->rsi, m->rdi, m->rip, (r->rflags & ~EFLAGS_USER) | (m->eflags & EFLAGS_USER), m->rsp,
+	};
+	self.mask = f->uc.sigmask & ~unblockable;
+	struct stack_k ss = f->uc.stack;
+	set_altstack(&ss, r->rsp); /* as Linux, a bad one is ignored */
+	recompute();
+	return r->rax;
+}
+
+void syscall_by_instruction(struct user_regs *r)
+{
+	insn_rsp = r->rsp;
+	if (r->rax == SYS_rt_sigreturn) {
+		REPORT->calls[SYS_rt_sigreturn]++;
+		rt_sigreturn(r);
+	} else {
+		r->rax = syscall_dispatch(r->rax, r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9);
+	}
+	insn_rsp = 0;
+	signal_deliver(r);
+}
+
+/* --- system calls ---------------------------------------------------------- */
+
+static int bad_signal(long sig)
+{
+	return sig < 1 || sig >= _NSIG;
+}
+
+long sys_rt_sigaction(long sig, const void *act, void *old, unsigned long size)
+{
+	if (bad_signal(sig) || size != sizeof(uint64_t))
+		return -EINVAL;
+	if ((act && (sig == SIGKILL || sig == SIGSTOP)))
+		return -EINVAL;
+	if ((act && !user_ok(act, sizeof(struct sigaction_k))) || (old && !user_ok(old, sizeof(struct sigaction_k))))
+		return -EFAULT;
+	struct sigaction_k prev = actions[sig];
+	if (act) {
+		memcpy(&actions[sig], act, sizeof actions[sig]);
+		actions[sig].mask &= ~unblockable;
+		if (ignored(sig)) /* setting "ignore" drops what is pending */
+			self.pending &= ~bit(sig);
+		recompute();
+	}
+	if (old)
+		memcpy(old, &prev, sizeof prev);
+	return 0;
+}
+
+long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, unsigned long size)
+{
+	if (size != sizeof(uint64_t) || how < SIG_BLOCK || how > SIG_SETMASK)
+		return -EINVAL;
+	if ((set && !user_ok(set, 8)) || (old && !user_ok(old, 8)))
+		return -EFAULT;
+	if (old)
+		*old = self.mask;
+	if (set) {
+		uint64_t s = *set;
+		self.mask = how == SIG_BLOCK ? self.mask | s : how == SIG_UNBLOCK ? self.mask & ~s : s;
+		self.mask &= ~unblockable;
+		recompute();
+	}
+	return 0;
+}
+
+long sys_sigaltstack(const void *ss, void *old)
+{
+	uint64_t sp = insn_rsp ? insn_rsp : (uintptr_t)__builtin_frame_address(0); /* the fast entry runs on it */
+	if ((ss && !user_ok(ss, sizeof(struct stack_k))) || (old && !user_ok(old, sizeof(struct stack_k))))
+		return -EFAULT;
+	struct stack_k prev = { self.alt.sp, altstack_flags(sp), 0, self.alt.size };
+	if (ss) {
+		struct stack_k s;
+		memcpy(&s, ss, sizeof s);
+		int r = set_altstack(&s, sp);
+		if (r)
+			return r;
+	}
+	if (old)
+		memcpy(old, &prev, sizeof prev);
+	return 0;
+}
+
+long sys_rt_sigpending(uint64_t *set, unsigned long size)
+{
+	if (size > sizeof(uint64_t))
+		return -EINVAL;
+	if (!user_ok(set, size))
+		return -EFAULT;
+	memcpy(set, &self.pending, size);
+	return 0;
+}
+
+/* Nothing but a signal could wake the one thread, and none can arrive
+ * while it waits yet: it sleeps until the run's limits end it, as Linux's
+ * pause() would sleep for ever. */
+static _Noreturn void wait_for_ever(void)
+{
+	for (;;) {
+		REPORT->sleep_ns = ~0ul >> 1;
+		outl(HUSK_PORT_SLEEP, 0);
+	}
+}
+
+long sys_rt_sigsuspend(const uint64_t *mask, unsigned long size)
+{
+	if (size != sizeof(uint64_t))
+		return -EINVAL;
+	if (!user_ok(mask, 8))
+		return -EFAULT;
+	uint64_t old = self.mask;
+	self.mask = *mask & ~unblockable;
+	recompute();
+	if (!next_signal())
+		wait_for_ever();
+	self.suspended = 1, self.suspend_mask = old; /* the handler's frame restores it */
+	return -EINTR;
+}
+
+long sys_pause(void)
+{
+	if (!next_signal())
+		wait_for_ever();
+	return -EINTR;
+}
+
+long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, unsigned long size)
+{
+	if (size != sizeof(uint64_t))
+		return -EINVAL;
+	if (!user_ok(set, 8) || (info && !user_ok(info, sizeof(struct siginfo_k))) ||
+	    (timeout && !user_ok(timeout, 16)))
+		return -EFAULT;
+	uint64_t want = *set & ~unblockable;
+	uint64_t hit = self.pending & want;
+	if (hit) {
+		int sig = __builtin_ctzll(hit) + 1;
+		self.pending &= ~bit(sig);
+		recompute();
+		if (info)
+			memcpy(info, &self.info[sig], sizeof self.info[sig]);
+		return sig;
+	}
+	if (!timeout)
+		wait_for_ever();
+	const int64_t *ts = timeout;
+	if (ts[0] < 0 || ts[1] < 0 || ts[1] >= NSEC_PER_SEC)
+		return -EINVAL;
+	REPORT->sleep_ns = ts[0] > 9000000000ll ? ~0ul >> 1 : (uint64_t)(ts[0] * NSEC_PER_SEC + ts[1]);
+	if (REPORT->sleep_ns)
+		outl(HUSK_PORT_SLEEP, 0);
+	return -EAGAIN;
+}
+
+static long send_self(long sig, int code)
+{
+	if (sig < 0 || sig >= _NSIG)
+		return -EINVAL;
+	if (sig) {
+		struct siginfo_k info = { .signo = (int32_t)sig, .code = code, .kill = { PID, 0 } };
+		generate((int)sig, &info);
+	}
+	return 0;
+}
+
+/* kill: the only process is the program itself (pid 1, its own group);
+ * kill(-1) reaches every process but the caller: none. */
+long sys_kill(long pid, long sig)
+{
+	if (pid != PID && pid != 0 && pid != -PID)
+		return -ESRCH;
+	if (pid == -PID) /* -1: every other process */
+		return sig < 0 || sig >= _NSIG ? -EINVAL : -ESRCH;
+	return send_self(sig, SI_USER);
+}
+
+long sys_tgkill(long tgid, long tid, long sig)
+{
+	if (tgid <= 0 || tid <= 0)
+		return -EINVAL;
+	if (tgid != PID || tid != PID)
+		return -ESRCH;
+	return send_self(sig, SI_TKILL);
+}
+
+long sys_rt_sigqueueinfo(long pid, long sig, const void *uinfo)
+{
+	if (pid != PID && pid != 0)
+		return -ESRCH;
+	if (bad_signal(sig))
+		return -EINVAL;
+	if (!user_ok(uinfo, sizeof(struct siginfo_k)))
+		return -EFAULT;
+	struct siginfo_k info;
+	memcpy(&info, uinfo, sizeof info);
+	info.signo = (int32_t)sig;
+	generate((int)sig, &info);
+	return 0;
+}

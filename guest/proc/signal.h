@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Signals as Linux delivers them: actions per process, a mask, a pending
+ * set and an alternate stack per thread, handlers entered through a
+ * struct rt_sigframe on the program's stack and left by rt_sigreturn.
+ * Delivery happens on the way back to the program: after a system call
+ * (either door) and at a fault. */
+#ifndef GUEST_SIGNAL_H
+#define GUEST_SIGNAL_H
+#include <stdint.h>
+#include "arch/regs.h"
+
+/* Nonzero while a pending signal is not blocked: fast_entry's one test. */
+extern volatile uint8_t signal_waiting;
+
+/* From entry.S: the `syscall` instruction's frame, and the fast entry's
+ * when signal_waiting.  Delivers what is due into r, then stages r's
+ * return (return_prepare). */
+void syscall_by_instruction(struct user_regs *r);
+void signal_deliver(struct user_regs *r);
+
+/* A fault in the program (trap.c): does sig have a handler that is not
+ * blocked?  Then signal_fault makes r the handler's entry (or ends the run
+ * with SIGSEGV when its frame does not fit); else the fault is fatal. */
+int signal_catches(int sig);
+void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr);
+/* The run ends as if killed by sig (the status Linux gives). */
+_Noreturn void signal_die(int sig);
+
+long sys_rt_sigaction(long sig, const void *act, void *old, unsigned long size);
+long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, unsigned long size);
+long sys_sigaltstack(const void *ss, void *old);
+long sys_rt_sigpending(uint64_t *set, unsigned long size);
+long sys_rt_sigsuspend(const uint64_t *mask, unsigned long size);
+long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, unsigned long size);
+long sys_rt_sigqueueinfo(long pid, long sig, const void *info);
+long sys_kill(long pid, long sig);
+long sys_tgkill(long tgid, long tid, long sig);
+long sys_pause(void);
+#endif

@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Signals delivered to handlers (guest/proc/signal.c): the checks of
+# tests/progs/signals.c through both system-call doors, abuse that must end
+# in SIGSEGV and never hurt the kernel, and what CPython builds on them.
+. "$(dirname "$0")/../lib.sh"
+need_kvm
+plan 16
+for door in stock husk; do
+	out=$("$HUSK" run "$PROGS/$door/signals" 2> "$TMP/err"); st=$?
+	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "18/0/done 18" \
+		"$door libc: handlers, SA_SIGINFO, masks, sigaltstack, faults to handlers, context edits, sigsuspend"
+	echo "$out" | grep '^not ok' | sed 's/^/# /'
+	is "$st:$(cat "$TMP/err")" "134:husk: program killed by SIGABRT (it sent the signal to itself)" \
+		"$door libc: abort() kills even with a SIGABRT handler that returns"
+done
+for how in bad-sigreturn kernel-altstack no-restorer stack-at-guard; do
+	"$HUSK" run "$PROGS/husk/signal_abuse" "$how" 2> "$TMP/err"; st=$?
+	is "$st:$(cat "$TMP/err")" \
+		"139:husk: program killed by SIGSEGV (a signal frame did not fit on its stack, or rt_sigreturn's was bad)" \
+		"abuse: $how ends in SIGSEGV"
+done
+is "$("$HUSK" run python -c '
+import os, signal
+got = []
+signal.signal(signal.SIGUSR1, lambda s, f: got.append(s))
+os.kill(os.getpid(), signal.SIGUSR1)
+signal.raise_signal(signal.SIGUSR1)
+print(got)')" "[10, 10]" "Python: signal.signal handlers run for os.kill and raise_signal"
+is "$("$HUSK" run python -c '
+import os, signal
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")')" "KeyboardInterrupt" "Python: SIGINT raises KeyboardInterrupt"
+is "$("$HUSK" run python -c '
+import os, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
+os.kill(os.getpid(), signal.SIGUSR2)
+print(sorted(signal.sigpending()), signal.sigtimedwait([signal.SIGUSR2], 0).si_signo, signal.sigtimedwait([signal.SIGUSR2], 0.01))')" \
+	"[<Signals.SIGUSR2: 12>] 12 None" "Python: sigpending and sigtimedwait (with a timeout)"
+"$HUSK" run python -c 'import faulthandler; faulthandler.enable(); print(faulthandler.is_enabled(), flush=True); faulthandler._sigsegv()' > "$TMP/out" 2> "$TMP/err"
+st=$?
+is "$st:$(cat "$TMP/out")" "139:True" "Python: faulthandler.enable() (sigaltstack), then a segfault: 139"
+grep -q '^Fatal Python error: Segmentation fault' "$TMP/err" && grep -q 'File "<string>", line 1' "$TMP/err"
+ok $? "faulthandler's traceback reaches stderr from its handler on the alternate stack"
+is "$("$HUSK" run python -c '
+import signal
+signal.signal(signal.SIGALRM, lambda s, f: None)
+print(signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL, signal.alarm(0))')" "True 0" "Python: alarm(0) answers 0"
+out=$("$HUSK" run --syscalls python -c 'import faulthandler, signal, os; faulthandler.enable(); signal.signal(signal.SIGUSR1, lambda *a: 0); os.kill(os.getpid(), signal.SIGUSR1)' 2>&1)
+echo "$out" | grep -q 'sigaltstack.*ENOSYS\|rt_sigreturn.*ENOSYS'; is "$?" 1 "sigaltstack and rt_sigreturn are implemented"
+echo "$out" | grep -q ' 15 rt_sigreturn'; ok $? "the handler returned through rt_sigreturn (counted)"
+done_testing
