@@ -92,14 +92,10 @@ $(BUILD)/tests/evil-kernel.elf: $(EVIL_SRC) guest/arch/kernel.ld $(wildcard incl
 
 test-builds: $(BUILD)/tests/husk-test $(BUILD)/tests/evil-kernel.elf
 
-# --- images (our libc, Lua) -----------------------------------------------
+# --- images (our libc, Lua, CPython and its system disk: images/Makefile) ----
 images:
 	$(MAKE) -C images BUILD=$(BUILD)
-	$(MAKE) $(BUILD)/images/python.disk
 	$(MAKE) image-info
-
-$(BUILD)/images/python.disk: $(BUILD)/images/python-stdlib.zip images/system-disk.sh
-	sh images/system-disk.sh $(BUILD)
 
 # --- image metadata: build/images/NAME.info ----------------------------------
 # What `husk images` lists and where husk finds an image's aliases (python3,

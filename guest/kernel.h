@@ -93,10 +93,15 @@ long console_write(int fd, const void *buf, size_t len);
 long console_writev(int fd, const struct kiovec *iov, int n);
 long console_read(int fd, void *buf, size_t len);
 
+/* apic.c: the local APIC timer, one-shot, in ns (at least 1 us, at most ~4.3 s) */
+void apic_timer_arm(uint64_t ns);
+void apic_eoi(void);
+
 /* syscall.c */
 long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
 
 /* trap.c */
+#define HUSK_TIMER_VECTOR 0x40 /* the local APIC timer's interrupt */
 void trap_init(void);
 extern volatile int trap_expect; /* selftest: the next #UD is expected */
 extern volatile unsigned long trap_seen;

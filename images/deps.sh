@@ -4,6 +4,11 @@
 # source package (Debian patches applied), as a static library built with our
 # musl-gcc, installed to $BUILD/musl-deps (lib/, include/, lib/pkgconfig/).
 #   zlib -> libz.a   bzip2 -> libbz2.a   xz -> liblzma.a   sqlite3 -> libsqlite3.a
+#   libffi -> libffi.a (_ctypes)
+#   ncurses -> libncursesw.a libpanelw.a (wide-char; _curses, _curses_panel),
+#              and share/terminfo: a terminfo database of common terminals
+#              compiled with its own tic, for the system disk's /usr/share/terminfo
+#   libedit -> libedit.a (the readline module; BSD-licensed, needs ncurses)
 # Each is checked by linking and running a static test program against it.
 # Environment: BUILD (absolute), JOBS, DEBSRC, and TCLSH (sqlite3 only: the
 # amalgamation is generated with Tcl scripts).  Called by images/Makefile.
@@ -24,7 +29,8 @@ unset MAKEFLAGS MFLAGS MAKEFILES MAKELEVEL MAKEOVERRIDES || true
 [ -x "$cc" ] || die "$cc missing (build musl first)"
 case $lib in
 zlib) pkg=zlib ;; bzip2) pkg=bzip2 ;; xz) pkg=xz-utils ;; sqlite3) pkg=sqlite3 ;;
-*) die "usage: deps.sh zlib|bzip2|xz|sqlite3" ;;
+libffi) pkg=libffi ;; ncurses) pkg=ncurses ;; libedit) pkg=libedit ;;
+*) die "usage: deps.sh zlib|bzip2|xz|sqlite3|libffi|ncurses|libedit" ;;
 esac
 src=$(sh "$DEBSRC" "$pkg" "$BUILD/src") || die "cannot get Debian's $pkg source"
 rm -rf "$work" "$prefix/.$lib"
@@ -88,11 +94,89 @@ sqlite3)
 	cp sqlite3.pc "$prefix/lib/pkgconfig/"
 	hdr='#include <sqlite3.h>' call='sqlite3_libversion()' libs='-lsqlite3 -lm'
 	;;
+libffi)
+	# --disable-multi-os-directory: lib/, not lib/../lib64.  No static
+	# trampolines: they locate libffi's own mapping through /proc/self/maps
+	# (no /proc in the guest); closures then use one RWX mmap, which the
+	# guest grants (protections are not enforced there).
+	CC=$cc CFLAGS=$CFLAGS LDFLAGS=$LDFLAGS "$src/configure" --prefix="$prefix" --disable-shared --enable-static \
+		--disable-docs --disable-multi-os-directory --disable-exec-static-tramp \
+		>configure.log 2>&1 || fail configure configure.log
+	make -j"$JOBS" >build.log 2>&1 || fail build build.log
+	make install >install.log 2>&1 || fail install install.log
+	hdr='#include <ffi.h>
+static int twice(int x) { return 2 * x; }
+static const char *ffi_check(void) {
+	ffi_cif cif; ffi_type *args[1] = { &ffi_type_sint }; int x = 21; void *av[1] = { &x }; ffi_arg r;
+	if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, 1, &ffi_type_sint, args) != FFI_OK) return "";
+	ffi_call(&cif, FFI_FN(twice), &r, av);
+	return (int)r == 42 ? "ffi_call ok" : "";
+}' call='ffi_check()' libs=-lffi
+	;;
+ncurses)
+	# Wide-char (libncursesw, libpanelw), terminfo only (no termcap
+	# fallback), looked up in /usr/share/terminfo: the python system disk
+	# (mounted on /usr in the guest) carries the entries compiled below.
+	# $TERMINFO and ~/.terminfo still work.
+	CC=$cc CFLAGS=$CFLAGS LDFLAGS=$LDFLAGS "$src/configure" --prefix="$prefix" \
+		--without-shared --with-normal --without-debug --without-profile --without-cxx --without-cxx-binding \
+		--without-ada --without-manpages --without-tests --without-gpm --without-dlsym \
+		--enable-widec --disable-termcap --disable-db-install --disable-home-terminfo \
+		--with-default-terminfo-dir=/usr/share/terminfo --with-terminfo-dirs=/usr/share/terminfo \
+		--enable-pc-files --with-pkg-config-libdir="$prefix/lib/pkgconfig" \
+		--with-build-cc=gcc >configure.log 2>&1 || fail configure configure.log
+	make -j"$JOBS" >build.log 2>&1 || fail build build.log
+	make install >install.log 2>&1 || fail install install.log
+	# The terminfo database: the entries named below (and what they use),
+	# compiled with the tic just built (a static musl program: it runs
+	# here), in the directory-tree format this ncurses reads.
+	rm -rf "$prefix/share/terminfo"; mkdir -p "$prefix/share/terminfo"
+	terms="dumb ansi vt52 vt100 vt102 vt220 linux xterm xterm-color xterm-16color xterm-256color
+		xterm-mono xterm-r6 xterm-new screen screen-256color screen-bce screen-w screen.xterm-256color
+		tmux tmux-256color rxvt rxvt-256color putty putty-256color konsole
+		konsole-256color gnome gnome-256color vte vte-256color alacritty kitty st st-256color foot
+		cons25 sun wsvt25 cygwin pcansi mach hurd"
+	TERMINFO= ./progs/tic -x -o "$prefix/share/terminfo" -e "$(echo $terms | tr ' ' ,)" "$src/misc/terminfo.src" \
+		>tic.log 2>&1 || fail "tic" tic.log
+	for t in $terms; do
+		[ -f "$prefix/share/terminfo/$(printf %.1s "$t")/$t" ] || die "terminfo entry $t was not compiled (see $work/tic.log)"
+	done
+	hdr='#include <curses.h>
+#include <term.h>
+static const char *ti_check(void) {
+	int err; char *s;
+	if (setupterm("xterm-256color", 1, &err) != OK) return "";
+	s = tigetstr("clear");
+	return s && s != (char *)-1 ? curses_version() : "";
+}' call='ti_check()' libs='-lpanelw -lncursesw'
+	export TERMINFO="$prefix/share/terminfo"
+	;;
+libedit)
+	[ -f "$prefix/lib/libncursesw.a" ] || die "$prefix/lib/libncursesw.a missing (deps.sh ncurses first)"
+	# configure looks for tgetent in -ltermcap, -lncurses, -lcurses: let
+	# -lncurses find libncursesw.a (users of libedit.a link -lncursesw).
+	mkdir termlib && ln -s "$prefix/lib/libncursesw.a" termlib/libncurses.a
+	# Debian's patches only change configure.ac (libbsd overlay, soname,
+	# termcap search order; Debian runs autoreconf): build in a copy with the
+	# generated files marked newer, so make keeps upstream's configure.
+	cp -a "$src/." source
+	touch source/aclocal.m4; sleep 1; touch source/configure source/config.h.in; find source -name Makefile.in -exec touch {} +
+	# musl's wchar_t holds ISO 10646 code points, but musl-gcc does not
+	# include glibc's stdc-predef.h, which says so (chartype.h insists).
+	CC=$cc CFLAGS="$CFLAGS" CPPFLAGS="-I$prefix/include -I$prefix/include/ncursesw -D__STDC_ISO_10646__=201706L" \
+		LDFLAGS="$LDFLAGS -L$work/termlib" ac_cv_lib_termcap_tgetent=no \
+		./source/configure --prefix="$prefix" --disable-shared --enable-static --disable-examples \
+		>configure.log 2>&1 || fail configure configure.log
+	make -j"$JOBS" >build.log 2>&1 || fail build build.log
+	make install >install.log 2>&1 || fail install install.log
+	hdr='#include <stdio.h>
+#include <editline/readline.h>' call='rl_library_version' libs='-ledit -lncursesw'
+	;;
 esac
 
 # --- check: a static program using the library links and runs here ---
 printf '%s\n#include <stdio.h>\nint main(void) { printf("%%s\\n", %s); return 0; }\n' "$hdr" "$call" >check.c
-"$cc" -static -O2 -I"$prefix/include" -o check check.c -L"$prefix/lib" $libs >check.log 2>&1 ||
+"$cc" -static -O2 -I"$prefix/include" -I"$prefix/include/ncursesw" -o check check.c -L"$prefix/lib" $libs >check.log 2>&1 ||
 	fail "linking a test program against $prefix/lib" check.log
 v=$(./check) && [ -n "$v" ] || die "test program linked against the $lib library does not run"
 touch "$prefix/.$lib"

@@ -6,8 +6,12 @@
 # python.sh build-tree interpreter itself, so the magic number matches),
 # STORED (zipimport then reads without inflating), fixed timestamps, without
 # test/ (nor any nested test dirs), idlelib, tkinter, turtledemo, ensurepip,
-# lib2to3, pydoc_data, distutils, venv.  Checked natively with the final
-# $BUILD/images/python in a staging prefix, with and without -I -S.
+# lib2to3, pydoc_data, distutils, venv.  The sources of exactly those modules
+# go to $BUILD/images/python-src, installed as /usr/lib/python3.11 on the
+# system disk: each .pyc names its source there (co_filename), so tracebacks,
+# linecache and inspect show source lines, while imports still come from the
+# zip (earlier on sys.path) and never compile anything.  Checked natively with
+# the final $BUILD/images/python in a staging prefix, with and without -I -S.
 # Environment: BUILD (absolute).  Called by images/Makefile.
 set -eu
 die() { echo "pyzip.sh: $*" >&2; exit 1; }
@@ -16,6 +20,7 @@ work=$BUILD/src/work/python
 out=$BUILD/images
 py=$out/python
 zip=$out/python-stdlib.zip
+srcdir=$out/python-src
 tmp=$BUILD/src/work/pyzip
 for v in $(env | sed -n 's/^\(PYTHON[A-Z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 
@@ -43,9 +48,9 @@ for root, dirs, files in os.walk(lib):
         if f.endswith(".py"):
             shutil.copy(os.path.join(root, f), os.path.join(tree, rel, f))
 # Legacy layout (mod.pyc beside mod.py) so the .pyc works without its source;
-# tracebacks name the files under the zip's path in the guest.
+# the code objects name the source files where the system disk has them.
 if not compileall.compile_dir(tree, quiet=1, legacy=True, workers=0,
-        ddir="/usr/lib/python311.zip",
+        ddir="/usr/lib/python3.11",
         invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH):
     sys.exit("compileall failed")
 names = []
@@ -76,6 +81,11 @@ stage=$tmp/stage
 mkdir -p "$stage/bin" "$stage/lib"
 cp "$py" "$stage/bin/python3"
 cp "$tmp/stdlib.zip" "$stage/lib/python311.zip"
+# The sources, as on the system disk: imports must still all come from the zip.
+rm -rf "$tmp/src"
+mkdir "$tmp/src"
+(cd "$tmp/tree" && find . -name '*.py' | tar cf - -T -) | (cd "$tmp/src" && tar xf -) || die "cannot copy the sources"
+cp -a "$tmp/src" "$stage/lib/python3.11"
 cd "$tmp"
 run() { # run [ENV=VAL...] -- ARGS...: the staged python; stdout, and stderr must stay empty
 	e=
@@ -114,8 +124,20 @@ bad = [i.filename for i in z.infolist() if i.compress_type != zipfile.ZIP_STORED
                                        "pydoc_data", "distutils", "venv")]
 print(len(bad), *bad[:5])' "$stage/lib/python311.zip") || die "cannot list the zip"
 [ "$r" = 0 ] || die "unexpected entries in the zip: $r"
+# Each .pyc names its source under /usr/lib/python3.11, and the line it names
+# is the one in the source tree (what a traceback prints in the guest).
+r=$(run PYTHONHOME="$stage" -- -c 'import json.decoder, sys
+c = json.decoder.JSONDecoder.raw_decode.__code__
+assert c.co_filename == "/usr/lib/python3.11/json/decoder.py", c.co_filename
+line = open(sys.argv[1] + "/json/decoder.py").read().splitlines()[c.co_firstlineno - 1]
+print(line.strip())' "$tmp/src") || die "the .pyc do not name their sources in /usr/lib/python3.11"
+[ "$r" = "def raw_decode(self, s, idx=0):" ] || die "json/decoder.py: the .pyc's line is '$r'"
+nz=$(unzip -Z1 "$tmp/stdlib.zip" | grep -c '\.pyc$') ns=$(cd "$tmp/src" && find . -name '*.py' | wc -l)
+[ "$nz" = "$ns" ] || die "$nz .pyc in the zip but $ns sources"
 cd /
 rm -rf "$stage" "$tmp/tree"
 
+rm -rf "$srcdir"
+mv "$tmp/src" "$srcdir"
 mv -f "$tmp/stdlib.zip" "$zip"
 echo "pyzip.sh: $zip ready ($(wc -c <"$zip") bytes, $(tail -n 1 "$tmp/pyzip.log"))"

@@ -1,19 +1,43 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# system-disk.sh BUILD: the python image's system disk, mounted on /usr in the
-# guest: lib/python311.zip (the stored stdlib zip), as an ext2 image
-# (python.disk), plus the image's default environment (python.env).  The
-# staging directory python-sys/ doubles as PYTHONHOME for native runs.
+# system-disk.sh BUILD: the python image's system disk, mounted read-only on
+# /usr in the guest, as an ext2 image (python.disk), plus the image's default
+# environment (python.env).  It holds:
+#   lib/python311.zip    the stored stdlib zip (pyzip.sh): what imports read
+#   lib/python3.11/      the sources of the same modules (pyzip.sh), which
+#                        the .pyc name: tracebacks show source lines
+#   share/terminfo/      common terminals, compiled by deps.sh ncurses
+#                        (ncurses' compiled-in terminfo directory)
+#   share/zoneinfo/      Debian's tzdata, from the host (package tzdata):
+#                        the first directory of CPython's zoneinfo.TZPATH
+# The staging directory python-sys/ doubles as PYTHONHOME for native runs.
 set -eu
 BUILD=$1
 img=$BUILD/images
 stage=$img/python-sys
-[ -f "$img/python-stdlib.zip" ] || { echo "system-disk.sh: $img/python-stdlib.zip is missing" >&2; exit 1; }
+die() { echo "system-disk.sh: $*" >&2; exit 1; }
+[ -f "$img/python-stdlib.zip" ] || die "$img/python-stdlib.zip is missing"
+[ -d "$img/python-src" ] || die "$img/python-src is missing (images/pyzip.sh makes it)"
+ti=$BUILD/musl-deps/share/terminfo
+[ -f "$ti/x/xterm" ] || die "$ti/x/xterm is missing (images/deps.sh ncurses makes it)"
+tz=/usr/share/zoneinfo
+[ -f "$tz/Europe/Paris" ] && [ -f "$tz/tzdata.zi" ] || die "no zoneinfo in $tz: install Debian's tzdata (scripts/install-deps)"
 rm -rf "$stage"
-mkdir -p "$stage/lib"
+mkdir -p "$stage/lib" "$stage/share"
 cp "$img/python-stdlib.zip" "$stage/lib/python311.zip"
-kib=$(( $(stat -c %s "$stage/lib/python311.zip") / 1024 + 8192 ))
-mke2fs -q -t ext2 -b 4096 -m 0 -E root_owner=0:0 -d "$stage" -F "$img/python.disk.tmp" "${kib}k" \
-	|| { echo "system-disk.sh: mke2fs failed" >&2; exit 1; }
+cp -a "$img/python-src" "$stage/lib/python3.11"
+cp -a "$ti" "$stage/share/terminfo"
+# Symlinks stay symlinks (UTC -> Etc/UTC, posix/ -> ..); localtime points
+# at the host's /etc/localtime: left out.
+cp -a "$tz" "$stage/share/zoneinfo"
+rm -f "$stage/share/zoneinfo/localtime"
+find "$stage/share/zoneinfo" -type l ! -exec test -e {} \; -print | grep -q . &&
+	die "dangling symlinks in $stage/share/zoneinfo: $(find "$stage/share/zoneinfo" -type l ! -exec test -e {} \; -print | head -n 3)"
+# Room: files, directories and symlinks in 4 KiB blocks, a tenth more and
+# 4 MiB for the metadata; one inode per entry and 256 spare.
+kib=$(find "$stage" -printf '%s\n' | awk '{ k += int(($1 + 4095) / 4096) * 4 } END { print int(k * 1.1) + 4096 }')
+inodes=$(( $(find "$stage" | wc -l) + 256 ))
+mke2fs -q -t ext2 -b 4096 -m 0 -N "$inodes" -E root_owner=0:0 -d "$stage" -F "$img/python.disk.tmp" "${kib}k" ||
+	die "mke2fs failed"
 mv "$img/python.disk.tmp" "$img/python.disk"
 echo "PYTHONHOME=/usr" > "$img/python.env"

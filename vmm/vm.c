@@ -142,6 +142,12 @@ int vm_create(struct vm *v, uint64_t ram_size, int allow_pvm, char *err, size_t 
 	};
 	if (ioctl(v->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
 		return errmsg_errno(err, errlen, "KVM_SET_USER_MEMORY_REGION");
+	/* The guest's own local APIC, in the kernel, for its timer (alarm,
+	 * setitimer): a split irqchip costs ~5 us, KVM_CREATE_IRQCHIP ms.  No
+	 * interrupt comes from the VMM. */
+	struct kvm_enable_cap split = { .cap = KVM_CAP_SPLIT_IRQCHIP, .args = { 24 } };
+	if (ioctl(v->fd, KVM_ENABLE_CAP, &split) < 0)
+		return errmsg_errno(err, errlen, "KVM_ENABLE_CAP(KVM_CAP_SPLIT_IRQCHIP)");
 	v->vcpu = ioctl(v->fd, KVM_CREATE_VCPU, 0);
 	if (v->vcpu < 0)
 		return errmsg_errno(err, errlen, "KVM_CREATE_VCPU");
@@ -213,8 +219,8 @@ static void write_gdt_tss(struct vm *v)
 	uint64_t base = HUSK_TSS, limit = 0x67;
 	g[8] = (limit & 0xffff) | (base & 0xffffff) << 16 | 0x8bull << 40 | ((base >> 24) & 0xff) << 56;
 	g[9] = base >> 32;
-	uint64_t ist1 = HUSK_IST_TOP;
-	memcpy(gpa_fixed(&v->mem, HUSK_TSS + 0x24, 8), &ist1, 8);
+	uint64_t ist[2] = { HUSK_IST_TOP, HUSK_IST2_TOP };
+	memcpy(gpa_fixed(&v->mem, HUSK_TSS + 0x24, sizeof ist), ist, sizeof ist);
 }
 
 static void segment(struct kvm_segment *s, uint16_t sel, uint8_t type, int code64)

@@ -2,6 +2,7 @@
 /* Kernel entry, the `syscall` instruction entry, exception stubs and the jump
  * into the program.  Everything runs at one privilege level. */
 #include "husk/abi.h"
+#define HUSK_TIMER_VECTOR 0x40 /* kernel.h */
 
 /* struct husk_kernel_header, at HUSK_KERNEL_BASE */
 	.section .husk_header, "a"
@@ -106,7 +107,15 @@ fast_entry:
 	.globl return_to_program
 return_to_program:
 	mov %rdi, %rsp
-	pop %r15
+	cmpb $0, vif_on(%rip)		/* kvm_pvm with the timer in use */
+	je 2f
+	movb $1, HUSK_VIF		/* interrupts on: VIF.if_ */
+	testb $1, HUSK_VIF + 1		/* one waiting is noticed at a trap: make one */
+	jz 2f
+	mov $0x1008, %eax		/* FLUSH_TLB_ONE of address 0: harmless */
+	xor %ebx, %ebx
+	int $0x1b
+2:	pop %r15
 	pop %r14
 	pop %r13
 	pop %r12
@@ -142,6 +151,14 @@ trap_stubs:
 	jmp trap_common
 	.set vec, vec + 1
 	.endr
+
+/* The local APIC timer (HUSK_TIMER_VECTOR, on IST 2). */
+	.balign 16
+	.globl timer_stub
+timer_stub:
+	pushq $0
+	pushq $HUSK_TIMER_VECTOR
+	jmp trap_common
 
 trap_common:
 	push %rax

@@ -6,6 +6,7 @@
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "linux_abi.h"
+#include "proc/itimer.h"
 #include "proc/signal.h"
 
 struct trap_frame {
@@ -13,8 +14,8 @@ struct trap_frame {
 	uint64_t vector, error, rip, cs, rflags, rsp, ss;
 };
 
-extern char trap_stubs[], __kernel_text_start[], __kernel_text_end[];
-static uint64_t idt[64] __attribute__((aligned(16)));
+extern char trap_stubs[], timer_stub[], __kernel_text_start[], __kernel_text_end[];
+static uint64_t idt[2 * (HUSK_TIMER_VECTOR + 1)] __attribute__((aligned(16)));
 volatile int trap_expect;
 volatile unsigned long trap_seen;
 
@@ -26,33 +27,65 @@ static const struct { unsigned char sig; signed char code; } signal_of[32] = {
 	[16] = { SIGFPE, SI_KERNEL }, [17] = { SIGBUS, BUS_ADRERR }, [19] = { SIGFPE, SI_KERNEL },
 };
 
-/* The program's fault to its handler: the trap frame becomes the handler's
- * entry, and iretq goes there. */
-static void to_handler(struct trap_frame *f, int sig, int code, uint64_t addr)
+static struct user_regs regs_of(const struct trap_frame *f)
 {
-	struct user_regs r = { f->r15, f->r14, f->r13, f->r12, f->rbp, f->rbx, f->r11, f->r10, f->r9, f->r8,
-			       f->rax, f->rcx, f->rdx, f->rsi, f->rdi, f->rip, f->rflags, f->rsp };
-	signal_fault(&r, sig, code, addr);
-	f->rdi = r.rdi, f->rsi = r.rsi, f->rdx = r.rdx, f->rax = r.rax;
-	f->rip = r.rip, f->rsp = r.rsp, f->rflags = r.rflags;
+	return (struct user_regs){ f->r15, f->r14, f->r13, f->r12, f->rbp, f->rbx, f->r11, f->r10, f->r9, f->r8,
+				   f->rax, f->rcx, f->rdx, f->rsi, f->rdi, f->rip, f->rflags, f->rsp };
+}
+
+/* The frame iretq returns through becomes r (a handler's entry). */
+static void set_regs(struct trap_frame *f, const struct user_regs *r)
+{
+	f->r15 = r->r15, f->r14 = r->r14, f->r13 = r->r13, f->r12 = r->r12, f->rbp = r->rbp, f->rbx = r->rbx;
+	f->r11 = r->r11, f->r10 = r->r10, f->r9 = r->r9, f->r8 = r->r8, f->rax = r->rax, f->rcx = r->rcx;
+	f->rdx = r->rdx, f->rsi = r->rsi, f->rdi = r->rdi, f->rip = r->rip, f->rflags = r->rflags, f->rsp = r->rsp;
+}
+
+static int in_kernel(const struct trap_frame *f)
+{
+	return f->rip >= (uintptr_t)__kernel_text_start && f->rip < (uintptr_t)__kernel_text_end;
+}
+
+/* The timer: in the program, what is due is delivered at once, and the way
+ * back is return_to_program's (which turns interrupts on again on kvm_pvm,
+ * where delivery turned them off and iretq does not turn them on); in the
+ * kernel (not reentrant) it is only noted, for the way out, and interrupts
+ * stay off until then. */
+static void timer_interrupt(struct trap_frame *f)
+{
+	apic_eoi();
+	if (in_kernel(f)) {
+		itimer_note();
+		return;
+	}
+	struct user_regs r = regs_of(f);
+	signal_interrupt(&r);
 }
 
 /* Filled before it is loaded: on kvm_pvm writes to a live IDT may trap. */
+static void gate(int v, uintptr_t off, int ist)
+{
+	/* present, DPL 0, 64-bit interrupt gate */
+	idt[2 * v] = (off & 0xffff) | (uint64_t)HUSK_KCS << 16 | (uint64_t)ist << 32 | 0x8eull << 40 |
+		     ((off >> 16) & 0xffff) << 48;
+	idt[2 * v + 1] = off >> 32;
+}
+
 void trap_init(void)
 {
-	for (int v = 0; v < 32; v++) {
-		uint64_t off = (uintptr_t)trap_stubs + 16 * v;
-		/* present, DPL 0, 64-bit interrupt gate, IST 1 */
-		idt[2 * v] = (off & 0xffff) | (uint64_t)HUSK_KCS << 16 | 1ull << 32 | 0x8eull << 40 |
-			     ((off >> 16) & 0xffff) << 48;
-		idt[2 * v + 1] = off >> 32;
-	}
+	for (int v = 0; v < 32; v++)
+		gate(v, (uintptr_t)trap_stubs + 16 * v, 1);
+	gate(HUSK_TIMER_VECTOR, (uintptr_t)timer_stub, 2); /* its own stack: it may come during a fault */
 	struct __attribute__((packed)) { uint16_t limit; uint64_t base; } idtr = { sizeof idt - 1, (uintptr_t)idt };
 	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
 void trap_handler(struct trap_frame *f)
 {
+	if (f->vector == HUSK_TIMER_VECTOR) {
+		timer_interrupt(f);
+		return;
+	}
 	if (f->vector == 6 && trap_expect) { /* selftest: a deliberate ud2 */
 		trap_expect = 0;
 		trap_seen++;
@@ -60,14 +93,16 @@ void trap_handler(struct trap_frame *f)
 		return;
 	}
 	uint64_t addr = f->vector == 14 ? read_cr2() : 0;
-	int in_kernel = f->rip >= (uintptr_t)__kernel_text_start && f->rip < (uintptr_t)__kernel_text_end;
+	int kernel = in_kernel(f);
 	int sig = f->vector < 32 ? signal_of[f->vector].sig : 0;
-	if (in_kernel || !sig)
+	if (kernel || !sig)
 		panic("exception %lu (error %lx) at rip %lx, address %lx, in the %s",
 		      (unsigned long)f->vector, (unsigned long)f->error, (unsigned long)f->rip,
-		      (unsigned long)addr, in_kernel ? "kernel" : "program");
+		      (unsigned long)addr, kernel ? "kernel" : "program");
 	if (signal_catches(sig)) {
-		to_handler(f, sig, signal_of[f->vector].code, addr);
+		struct user_regs r = regs_of(f);
+		signal_fault(&r, sig, signal_of[f->vector].code, addr);
+		set_regs(f, &r);
 		return;
 	}
 	volatile struct husk_fault *r = &REPORT->fault;

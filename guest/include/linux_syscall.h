@@ -32,6 +32,9 @@
 #define SYS_dup2               33
 #define SYS_pause              34
 #define SYS_nanosleep          35
+#define SYS_getitimer          36
+#define SYS_alarm              37
+#define SYS_setitimer          38
 #define SYS_getpid             39
 #define SYS_socket             41
 #define SYS_socketpair         53

@@ -10,6 +10,7 @@
 #include "linux_abi.h"
 #include "linux_syscall.h"
 #include "fs/vfs.h"
+#include "proc/itimer.h"
 #include "proc/signal.h"
 
 #define SA_RESTORER  0x04000000 /* Linux's; libc headers do not define it */
@@ -188,8 +189,16 @@ static int next_signal(void)
 	return due ? __builtin_ctzll(due) + 1 : 0;
 }
 
-void signal_deliver(struct user_regs *r)
+void signal_raise(int sig)
 {
+	struct siginfo_k info = { .signo = sig, .code = SI_KERNEL };
+	generate(sig, &info);
+}
+
+/* What is due, into r: at most one handler's frame. */
+static void deliver_due(struct user_regs *r)
+{
+	itimer_poll();
 	for (int sig; (sig = next_signal());) {
 		self.pending &= ~bit(sig);
 		if (ignored(sig))
@@ -205,7 +214,21 @@ void signal_deliver(struct user_regs *r)
 		self.suspended = 0;
 	}
 	recompute();
+}
+
+void signal_deliver(struct user_regs *r)
+{
+	deliver_due(r);
 	return_prepare(r);
+}
+
+_Noreturn void signal_interrupt(const struct user_regs *interrupted)
+{
+	static struct user_regs r; /* off the interrupt stack: the next interrupt may come on the way out */
+	r = *interrupted;
+	deliver_due(&r);
+	return_prepare(&r);
+	return_to_program(&r);
 }
 
 int signal_catches(int sig)
@@ -352,15 +375,33 @@ long sys_rt_sigpending(uint64_t *set, unsigned long size)
 	return 0;
 }
 
-/* Nothing but a signal could wake the one thread, and none can arrive
- * while it waits yet: it sleeps until the run's limits end it, as Linux's
- * pause() would sleep for ever. */
-static _Noreturn void wait_for_ever(void)
+/* Only a signal can wake the one thread: the host sleeps until the next
+ * timer is due (or for ever: until the run's limits end it, as pause()
+ * would sleep for ever on Linux).  Returns once a signal is due. */
+static void wait_for_signal(void)
 {
-	for (;;) {
-		REPORT->sleep_ns = ~0ul >> 1;
-		outl(HUSK_PORT_SLEEP, 0);
+	while (!next_signal()) {
+		uint64_t ns = itimer_wait_limit();
+		REPORT->sleep_ns = ns > (~0ul >> 1) ? ~0ul >> 1 : ns;
+		if (ns)
+			outl(HUSK_PORT_SLEEP, 0);
+		itimer_poll();
 	}
+}
+
+int signal_sleep(uint64_t ns)
+{
+	uint64_t end = clock_mono_ns() + ns;
+	for (uint64_t now; (now = clock_mono_ns()) < end;) {
+		uint64_t t = itimer_wait_limit();
+		REPORT->sleep_ns = end - now < t ? end - now : t;
+		if (REPORT->sleep_ns)
+			outl(HUSK_PORT_SLEEP, 0);
+		itimer_poll();
+		if (next_signal())
+			return -EINTR;
+	}
+	return 0;
 }
 
 long sys_rt_sigsuspend(const uint64_t *mask, unsigned long size)
@@ -372,16 +413,14 @@ long sys_rt_sigsuspend(const uint64_t *mask, unsigned long size)
 	uint64_t old = self.mask;
 	self.mask = *mask & ~unblockable;
 	recompute();
-	if (!next_signal())
-		wait_for_ever();
+	wait_for_signal();
 	self.suspended = 1, self.suspend_mask = old; /* the handler's frame restores it */
 	return -EINTR;
 }
 
 long sys_pause(void)
 {
-	if (!next_signal())
-		wait_for_ever();
+	wait_for_signal();
 	return -EINTR;
 }
 
@@ -393,24 +432,32 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 	    (timeout && !user_ok(timeout, 16)))
 		return -EFAULT;
 	uint64_t want = *set & ~unblockable;
-	uint64_t hit = self.pending & want;
-	if (hit) {
-		int sig = __builtin_ctzll(hit) + 1;
-		self.pending &= ~bit(sig);
-		recompute();
-		if (info)
-			memcpy(info, &self.info[sig], sizeof self.info[sig]);
-		return sig;
-	}
-	if (!timeout)
-		wait_for_ever();
 	const int64_t *ts = timeout;
-	if (ts[0] < 0 || ts[1] < 0 || ts[1] >= NSEC_PER_SEC)
+	if (ts && (ts[0] < 0 || ts[1] < 0 || ts[1] >= NSEC_PER_SEC))
 		return -EINVAL;
-	REPORT->sleep_ns = ts[0] > 9000000000ll ? ~0ul >> 1 : (uint64_t)(ts[0] * NSEC_PER_SEC + ts[1]);
-	if (REPORT->sleep_ns)
-		outl(HUSK_PORT_SLEEP, 0);
-	return -EAGAIN;
+	uint64_t end = !ts ? UINT64_MAX : ts[0] > 9000000000ll ? UINT64_MAX : clock_mono_ns() + ts[0] * NSEC_PER_SEC + ts[1];
+	for (;;) {
+		itimer_poll();
+		uint64_t hit = self.pending & want;
+		if (hit) {
+			int sig = __builtin_ctzll(hit) + 1;
+			self.pending &= ~bit(sig);
+			recompute();
+			if (info)
+				memcpy(info, &self.info[sig], sizeof self.info[sig]);
+			return sig;
+		}
+		if (next_signal())
+			return -EINTR; /* another signal, to its handler */
+		uint64_t now = clock_mono_ns(), t = itimer_wait_limit();
+		if (now >= end)
+			return -EAGAIN;
+		REPORT->sleep_ns = end - now < t ? end - now : t;
+		if (REPORT->sleep_ns > (~0ul >> 1))
+			REPORT->sleep_ns = ~0ul >> 1;
+		if (REPORT->sleep_ns)
+			outl(HUSK_PORT_SLEEP, 0);
+	}
 }
 
 static long send_self(long sig, int code)

@@ -23,6 +23,13 @@ void signal_deliver(struct user_regs *r);
  * with SIGSEGV when its frame does not fit); else the fault is fatal. */
 int signal_catches(int sig);
 void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr);
+/* The interrupt came while the program ran: what is due is delivered, and
+ * the program resumes (in a handler, or where it was). */
+_Noreturn void signal_interrupt(const struct user_regs *interrupted);
+/* A signal the kernel raises (a timer's). */
+void signal_raise(int sig);
+/* Sleeps ns, or until a signal is due: 0, or -EINTR. */
+int signal_sleep(uint64_t ns);
 /* The run ends as if killed by sig (the status Linux gives). */
 _Noreturn void signal_die(int sig);
 

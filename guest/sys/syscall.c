@@ -11,6 +11,7 @@
 #include "fs/file.h"
 #include "sys/sys_fs.h"
 #include "sys/sys_info.h"
+#include "proc/itimer.h"
 #include "proc/signal.h"
 #include "linux_abi.h"
 #include "linux_syscall.h"
@@ -109,19 +110,23 @@ static long sys_time(long *t)
 }
 
 /* Sleeping is the host's job: one exit, no guest CPU spent. */
-static long sleep_until(int64_t deadline_ns, int wall)
+static long sleep_until(int64_t deadline_ns, int wall, struct timespec_k *rem)
 {
-	uint64_t now = wall ? clock_wall_ns() : clock_mono_ns();
-	if ((int64_t)now < deadline_ns) {
-		REPORT->sleep_ns = deadline_ns - now;
-		outl(HUSK_PORT_SLEEP, 0);
+	int64_t now = wall ? clock_wall_ns() : clock_mono_ns();
+	if (now >= deadline_ns)
+		return 0;
+	uint64_t started = clock_mono_ns(), ns = deadline_ns - now;
+	if (!signal_sleep(ns))
+		return 0;
+	if (rem) { /* interrupted by a signal: what was left */
+		uint64_t slept = clock_mono_ns() - started, left = slept < ns ? ns - slept : 0;
+		rem->sec = left / NSEC_PER_SEC, rem->nsec = left % NSEC_PER_SEC;
 	}
-	return 0;
+	return -EINTR;
 }
 
 static long sys_clock_nanosleep(long clk, long flags, const struct timespec_k *req, struct timespec_k *rem)
 {
-	(void)rem; /* never interrupted: no signals are delivered */
 	if (clock_is_cpu(clk))
 		return -EOPNOTSUPP;
 	if (!clock_valid(clk))
@@ -134,7 +139,9 @@ static long sys_clock_nanosleep(long clk, long flags, const struct timespec_k *r
 	int wall = clock_is_wall(clk);
 	int64_t now = wall ? clock_wall_ns() : clock_mono_ns();
 	int64_t deadline = flags & TIMER_ABSTIME ? ns : (ns > INT64_MAX - now ? INT64_MAX : now + ns);
-	return sleep_until(deadline, wall);
+	if (rem && !(flags & TIMER_ABSTIME) && !user_ok(rem, sizeof *rem))
+		return -EFAULT;
+	return sleep_until(deadline, wall, flags & TIMER_ABSTIME ? 0 : rem);
 }
 
 static long sys_getrandom(void *buf, size_t len)
@@ -276,6 +283,9 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_rt_sigtimedwait: return sys_rt_sigtimedwait((uint64_t *)a1, (void *)a2, (void *)a3, a4);
 	case SYS_rt_sigqueueinfo: return sys_rt_sigqueueinfo(a1, a2, (void *)a3);
 	case SYS_pause: return sys_pause();
+	case SYS_setitimer: return sys_setitimer(a1, (const long *)a2, (long *)a3);
+	case SYS_getitimer: return sys_getitimer(a1, (long *)a2);
+	case SYS_alarm: return sys_alarm(a1);
 	case SYS_exit: case SYS_exit_group:
 		fd_close_all();
 		vfs_finish();

@@ -20,7 +20,8 @@
  * (first touches are costly on kvm_pvm: vmm/guest_mem.h). */
 #define HUSK_KERNEL_BASE 0x200000ul /* the kernel ELF, starting with its header */
 #define HUSK_KERNEL_END  0x300000ul
-#define HUSK_IST_TOP     0x310000ul /* exception stack (IST 1) */
+#define HUSK_IST2_TOP    0x308000ul /* interrupt stack (IST 2): [3 MiB, +32 KiB) */
+#define HUSK_IST_TOP     0x310000ul /* exception stack (IST 1): the next 32 KiB */
 #define HUSK_REPORT      0x310000ul /* struct husk_report, guest -> VMM */
 #define HUSK_FDT         0x320000ul /* boot device tree */
 #define HUSK_FDT_MAX     (0x400000ul - HUSK_FDT)

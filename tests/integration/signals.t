@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # Signals delivered to handlers (guest/proc/signal.c): the checks of
-# tests/progs/signals.c through both system-call doors, abuse that must end
-# in SIGSEGV and never hurt the kernel, and what CPython builds on them.
+# tests/progs/signals.c and tests/progs/itimer.c (timers on the guest's
+# local APIC) through both system-call doors, abuse that must end in SIGSEGV
+# and never hurt the kernel, and what CPython builds on them.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 16
+plan 21
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/signals" 2> "$TMP/err"); st=$?
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "18/0/done 18" \
@@ -13,6 +14,12 @@ for door in stock husk; do
 	echo "$out" | grep '^not ok' | sed 's/^/# /'
 	is "$st:$(cat "$TMP/err")" "134:husk: program killed by SIGABRT (it sent the signal to itself)" \
 		"$door libc: abort() kills even with a SIGABRT handler that returns"
+done
+for door in stock husk; do
+	out=$("$HUSK" run "$PROGS/$door/itimer")
+	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | tail -1)" "11/done 11" \
+		"$door libc: setitimer ticks in a CPU-bound loop, getitimer, EINTR from nanosleep, pause, alarm, sigtimedwait, ITIMER_PROF"
+	echo "$out" | grep '^not ok' | sed 's/^/# /'
 done
 for how in bad-sigreturn kernel-altstack no-restorer stack-at-guard; do
 	"$HUSK" run "$PROGS/husk/signal_abuse" "$how" 2> "$TMP/err"; st=$?
@@ -48,6 +55,43 @@ is "$("$HUSK" run python -c '
 import signal
 signal.signal(signal.SIGALRM, lambda s, f: None)
 print(signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL, signal.alarm(0))')" "True 0" "Python: alarm(0) answers 0"
+is "$("$HUSK" run python -c '
+import signal, time
+n = 0
+def tick(s, f):
+    global n
+    n += 1
+signal.signal(signal.SIGALRM, tick)
+signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
+t = time.monotonic()
+for i in range(10**9):
+    if i % 100000 == 0 and time.monotonic() - t > 0.5:
+        break
+signal.setitimer(signal.ITIMER_REAL, 0)
+print(40 <= n <= 55)')" "True" "Python: signal.setitimer at 10 ms ticks 40-55 times in 0.5 s of bytecode"
+is "$("$HUSK" run python -c '
+import signal, time
+class Late(Exception): pass
+def late(s, f): raise Late()
+signal.signal(signal.SIGALRM, late)
+signal.alarm(1)
+t = time.monotonic()
+try:
+    time.sleep(30)
+except Late:
+    print("Late after", round(time.monotonic() - t))')" "Late after 1" "Python: signal.alarm interrupts time.sleep with the handler's exception"
+is "$(timeout 20 "$HUSK" run python -c '
+import signal
+class Late(Exception): pass
+def late(s, f): raise Late()
+signal.signal(signal.SIGALRM, late)
+signal.setitimer(signal.ITIMER_REAL, 0.2)
+x = 0
+try:
+    while True:
+        x += 1
+except Late:
+    print("stopped")')" "stopped" "Python: a timer's exception stops a CPU-bound loop that makes no system call"
 out=$("$HUSK" run --syscalls python -c 'import faulthandler, signal, os; faulthandler.enable(); signal.signal(signal.SIGUSR1, lambda *a: 0); os.kill(os.getpid(), signal.SIGUSR1)' 2>&1)
 echo "$out" | grep -q 'sigaltstack.*ENOSYS\|rt_sigreturn.*ENOSYS'; is "$?" 1 "sigaltstack and rt_sigreturn are implemented"
 echo "$out" | grep -q ' 15 rt_sigreturn'; ok $? "the handler returned through rt_sigreturn (counted)"

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Interval timers.  ITIMER_VIRTUAL and ITIMER_PROF count the same time as
+ * ITIMER_REAL: the VM runs nothing but the program, so its CPU time is its
+ * time since boot (the clocks say so too), sleeps included. */
+#include <errno.h>
+#include <stdint.h>
+#include "kernel.h"
+#include "linux_abi.h"
+#include "proc/itimer.h"
+#include "proc/signal.h"
+
+#define NOTE_RETRY_NS 1000000 /* the kernel was busy: look again after 1 ms */
+#define MAX_SECONDS   (1ll << 32) /* beyond a century: as good as never */
+
+static struct { uint64_t deadline, interval; } timers[3]; /* deadline: monotonic ns, 0 = disarmed */
+static const int timer_signal[3] = { SIGALRM, SIGVTALRM, SIGPROF };
+static int armed;
+
+static uint64_t next_deadline(void)
+{
+	uint64_t next = 0;
+	for (int i = 0; i < 3; i++)
+		if (timers[i].deadline && (!next || timers[i].deadline < next))
+			next = timers[i].deadline;
+	return next;
+}
+
+static void rearm(void)
+{
+	uint64_t next = next_deadline(), now = clock_mono_ns();
+	armed = next != 0;
+	if (armed)
+		apic_timer_arm(next > now ? next - now : 0);
+}
+
+uint64_t itimer_wait_limit(void)
+{
+	uint64_t next = next_deadline(), now = clock_mono_ns();
+	return !next ? UINT64_MAX : next > now ? next - now : 0;
+}
+
+void itimer_poll(void)
+{
+	if (!armed)
+		return;
+	uint64_t now = clock_mono_ns();
+	for (int i = 0; i < 3; i++) {
+		uint64_t d = timers[i].deadline, iv = timers[i].interval;
+		if (!d || d > now)
+			continue;
+		signal_raise(timer_signal[i]);
+		/* periodic: the next period after now (missed ones are one signal) */
+		timers[i].deadline = iv ? now + iv - (now - d) % iv : 0;
+	}
+	rearm();
+}
+
+void itimer_note(void)
+{
+	if (!armed)
+		return; /* a one-shot left over from a timer since disarmed */
+	signal_waiting = 1; /* the fast entry's way out then polls */
+	apic_timer_arm(NOTE_RETRY_NS);
+}
+
+static int timeval_ns(const long *tv, uint64_t *ns)
+{
+	if (tv[0] < 0 || tv[1] < 0 || tv[1] >= 1000000)
+		return -EINVAL;
+	long long sec = tv[0] > MAX_SECONDS ? MAX_SECONDS : tv[0];
+	*ns = (uint64_t)sec * NSEC_PER_SEC + (uint64_t)tv[1] * 1000;
+	return 0;
+}
+
+/* struct itimerval: the interval, then the time left (rounded up to a
+ * microsecond while armed, as Linux does). */
+static void report(int which, long *out)
+{
+	uint64_t now = clock_mono_ns(), d = timers[which].deadline, iv = timers[which].interval;
+	uint64_t left = !d ? 0 : d > now ? (d - now + 999) / 1000 : 1; /* microseconds */
+	out[0] = (long)(iv / NSEC_PER_SEC), out[1] = (long)(iv % NSEC_PER_SEC / 1000);
+	out[2] = (long)(left / 1000000), out[3] = (long)(left % 1000000);
+}
+
+long sys_getitimer(long which, long *value)
+{
+	if (which < 0 || which > 2)
+		return -EINVAL;
+	if (!user_ok(value, 4 * sizeof(long)))
+		return -EFAULT;
+	report((int)which, value);
+	return 0;
+}
+
+/* alarm(2) for binaries that make the call (musl's alarm uses setitimer):
+ * the seconds left of the previous one, rounded as Linux does. */
+long sys_alarm(unsigned long seconds)
+{
+	long old[4];
+	report(0, old);
+	uint64_t ns = (uint64_t)(seconds > MAX_SECONDS ? MAX_SECONDS : (long long)seconds) * NSEC_PER_SEC;
+	timers[0].deadline = ns ? clock_mono_ns() + ns : 0;
+	timers[0].interval = 0;
+	rearm();
+	return old[2] + (old[3] >= 500000 || (!old[2] && old[3]));
+}
+
+long sys_setitimer(long which, const long *value, long *old)
+{
+	if (which < 0 || which > 2)
+		return -EINVAL;
+	if (!user_ok(value, 4 * sizeof(long)) || (old && !user_ok(old, 4 * sizeof(long))))
+		return -EFAULT;
+	uint64_t interval, first;
+	int r = timeval_ns(value, &interval);
+	if (r || (r = timeval_ns(value + 2, &first)))
+		return r;
+	if (old)
+		report((int)which, old);
+	timers[which].deadline = first ? clock_mono_ns() + first : 0;
+	timers[which].interval = first ? interval : 0;
+	rearm();
+	return 0;
+}
