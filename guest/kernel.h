@@ -93,7 +93,9 @@ long console_write(int fd, const void *buf, size_t len);
 long console_writev(int fd, const struct kiovec *iov, int n);
 long console_read(int fd, void *buf, size_t len);
 
-/* apic.c: the local APIC timer, one-shot, in ns (at least 1 us, at most ~4.3 s) */
+/* apic.c: the local APIC; its timer, one-shot, in ns (at least 1 us, at
+ * most ~4.3 s) */
+void apic_init(void);
 void apic_timer_arm(uint64_t ns);
 void apic_eoi(void);
 

@@ -11,6 +11,7 @@ _Noreturn void kmain(const void *fdt, unsigned long flags)
 	trap_init();
 	bootinfo_parse(fdt, flags & HUSK_BOOT_PVM);
 	clock_init();
+	apic_init();
 	random_init(boot.seed);
 	if (boot.selftest)
 		selftest_run();

@@ -318,7 +318,7 @@ static int run_vm(struct session *s)
 {
 	char err[512];
 	const struct options *o = s->o;
-	s->lim = (struct run_limits){ o->timeout, o->cpu_time };
+	s->lim = (struct run_limits){ o->timeout, o->cpu_time, !o->no_namespaces };
 	run_prepare(&s->lim);
 	close(s->vm.kvm); /* the system fd: not needed to run */
 	s->vm.kvm = -1;

@@ -39,6 +39,46 @@ static void on_limit(int sig)
 		running->immediate_exit = 1;
 }
 
+/* The stop signals (Ctrl-C, SIGTERM, ...) husk gets while the guest runs go
+ * to the program first, once per kind, so that it can clean up (Python
+ * raises KeyboardInterrupt) and its workdir is written back.  With
+ * namespaces the supervisor sends them here (a Ctrl-C may bring the same
+ * signal twice: from the supervisor and from the terminal's process group)
+ * and itself ends the run at a second request or after a grace period
+ * (isolate.c).  Without, a second one of a kind, or one after the guest is
+ * gone, ends husk at once with 128 + the signal (exit_group: all the
+ * confined VMM may do). */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static volatile sig_atomic_t host_signals, host_signals_seen;
+static int supervised;
+
+static void on_stop(int sig)
+{
+	int bit = 1 << (sig - 1), again = !running || (host_signals_seen & bit);
+	if (again && !supervised)
+		_exit(128 + sig);
+	if (again)
+		return;
+	host_signals_seen |= bit;
+	host_signals |= bit;
+	running->immediate_exit = 1;
+}
+
+/* Hands what came to the guest: the bits in the report page, then an MSI
+ * to its local APIC. */
+static void forward_host_signals(struct vm *v)
+{
+	int s = __atomic_exchange_n(&host_signals, 0, __ATOMIC_SEQ_CST);
+	if (!s)
+		return;
+	v->run->immediate_exit = 0;
+	struct husk_report *r = gpa_fixed(&v->mem, HUSK_REPORT, sizeof *r);
+	r->host_signals |= (unsigned)s;
+	struct kvm_msi msi = { .address_lo = 0xfee00000u, .data = HUSK_HOST_SIGNAL_VECTOR };
+	if (ioctl(v->fd, KVM_SIGNAL_MSI, &msi) < 0)
+		fprintf(stderr, "husk: cannot pass a signal to the guest: %s\n", strerror(errno));
+}
+
 /* After its first expiry a limit's timer fires again every REPEAT: a signal
  * that came just before a blocking write started is lost on it, the next
  * one interrupts it. */
@@ -57,9 +97,13 @@ static int cpu_timer_armed;
 
 void run_prepare(const struct run_limits *lim)
 {
+	supervised = lim->supervised;
 	struct sigaction sa = { .sa_handler = on_limit }; /* no SA_RESTART: blocking calls return EINTR */
 	sigaction(SIGALRM, &sa, NULL);
 	sigaction(SIGXCPU, &sa, NULL);
+	sa.sa_handler = on_stop;
+	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+		sigaction(stop_signals[i], &sa, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout is handled as EPIPE */
 	if (lim->cpu_s > 0) {
 		/* The guest's time is accounted to the vCPU thread as user time. */
@@ -119,7 +163,8 @@ static int program_fault(const struct husk_report *r)
 			f.signal < 32 && signal_names[f.signal] ? signal_names[f.signal] : "signal ",
 			f.signal < 32 && signal_names[f.signal] ? 0ul : f.signal,
 			f.error == HUSK_SIGNAL_BAD_FRAME ? "a signal frame did not fit on its stack, or rt_sigreturn's was bad"
-							 : "it sent the signal to itself");
+			: f.error == HUSK_SIGNAL_FROM_HOST ? "husk received it and passed it on"
+							   : "it sent the signal to itself");
 		return 128 + (int)f.signal;
 	}
 	if (f.signal >= 32 || !signal_names[f.signal] || f.vector >= 32) {
@@ -173,7 +218,8 @@ static void guest_sleep(const struct husk_report *r)
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += ns / 1000000000 + (until.tv_nsec + ns % 1000000000) / 1000000000;
 	until.tv_nsec = (until.tv_nsec + ns % 1000000000) % 1000000000;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR && !stop_requested())
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR && !stop_requested() &&
+	       !host_signals)
 		;
 }
 
@@ -289,6 +335,7 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 			status = stopped(lim);
 			break;
 		}
+		forward_host_signals(v);
 		copied = 0;
 		if (ioctl(v->vcpu, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)

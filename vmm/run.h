@@ -14,6 +14,7 @@ struct run_devices {
 struct run_limits {
 	double timeout_s;   /* wall clock; 0: none */
 	double cpu_s;       /* CPU time of the VMM, the vCPU's included; 0: none */
+	int supervised;     /* a supervisor passes stop signals on (sandbox/isolate.c) */
 };
 
 /* Why the run ended, for the audit record and --stats. */

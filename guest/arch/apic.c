@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The local APIC's timer, one-shot, through the x2APIC MSRs: the in-kernel
- * APIC of the VMM's split irqchip, so a tick never leaves KVM.  KVM's APIC
- * bus runs at 1 GHz: with divide-by-1 a count is a nanosecond.  Set up on
- * first use (each MSR write traps, ~3.5 us on kvm_pvm), and interrupts are
- * enabled then: on kvm_pvm that is the VIF page's flag (sti changes
- * nothing there), elsewhere sti. */
+/* The local APIC, through the x2APIC MSRs: the in-kernel APIC of the VMM's
+ * split irqchip.  Enabled at boot (each MSR write traps, ~3.5 us on
+ * kvm_pvm), so that the VMM's interrupt for a host signal is taken, with
+ * interrupts on: on kvm_pvm that is the VIF page's flag (sti changes nothing
+ * there), elsewhere sti.  Its timer is one-shot; KVM's APIC bus runs at
+ * 1 GHz, so with divide-by-1 a count is a nanosecond. */
 #include "arch/cpu.h"
 #include "kernel.h"
 
@@ -40,15 +40,19 @@ static void interrupts_on(void)
 	}
 }
 
+void apic_init(void)
+{
+	wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | APIC_X2APIC_ON);
+	wrmsr(X2APIC_SVR, SVR_ENABLE | 0xff);
+	interrupts_on();
+}
+
 void apic_timer_arm(uint64_t ns)
 {
-	if (!ready) {
-		wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | APIC_X2APIC_ON);
-		wrmsr(X2APIC_SVR, SVR_ENABLE | 0xff);
+	if (!ready) { /* the timer's set-up, on first use */
 		wrmsr(X2APIC_TIMER_DCR, DCR_DIVIDE_BY_1);
 		wrmsr(X2APIC_LVT_TIMER, HUSK_TIMER_VECTOR); /* one-shot */
 		ready = 1;
-		interrupts_on();
 	}
 	wrmsr(X2APIC_TIMER_ICR, ns < 1000 ? 1000 : ns > MAX_COUNT ? MAX_COUNT : ns);
 }

@@ -152,12 +152,18 @@ trap_stubs:
 	.set vec, vec + 1
 	.endr
 
-/* The local APIC timer (HUSK_TIMER_VECTOR, on IST 2). */
+/* Interrupts (on IST 2): the local APIC timer, the VMM's host signals. */
 	.balign 16
 	.globl timer_stub
 timer_stub:
 	pushq $0
 	pushq $HUSK_TIMER_VECTOR
+	jmp trap_common
+	.balign 16
+	.globl host_signal_stub
+host_signal_stub:
+	pushq $0
+	pushq $HUSK_HOST_SIGNAL_VECTOR
 	jmp trap_common
 
 trap_common:

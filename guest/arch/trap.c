@@ -14,8 +14,8 @@ struct trap_frame {
 	uint64_t vector, error, rip, cs, rflags, rsp, ss;
 };
 
-extern char trap_stubs[], timer_stub[], __kernel_text_start[], __kernel_text_end[];
-static uint64_t idt[2 * (HUSK_TIMER_VECTOR + 1)] __attribute__((aligned(16)));
+extern char trap_stubs[], timer_stub[], host_signal_stub[], __kernel_text_start[], __kernel_text_end[];
+static uint64_t idt[2 * (HUSK_HOST_SIGNAL_VECTOR + 1)] __attribute__((aligned(16)));
 volatile int trap_expect;
 volatile unsigned long trap_seen;
 
@@ -46,16 +46,20 @@ static int in_kernel(const struct trap_frame *f)
 	return f->rip >= (uintptr_t)__kernel_text_start && f->rip < (uintptr_t)__kernel_text_end;
 }
 
-/* The timer: in the program, what is due is delivered at once, and the way
+/* The timer, or the VMM with host signals: in the program, what is due is
+ * delivered at once, and the way
  * back is return_to_program's (which turns interrupts on again on kvm_pvm,
  * where delivery turned them off and iretq does not turn them on); in the
  * kernel (not reentrant) it is only noted, for the way out, and interrupts
  * stay off until then. */
-static void timer_interrupt(struct trap_frame *f)
+static void interrupt(struct trap_frame *f)
 {
 	apic_eoi();
 	if (in_kernel(f)) {
-		itimer_note();
+		if (f->vector == HUSK_TIMER_VECTOR)
+			itimer_note();
+		else
+			signal_waiting = 1; /* the host's signals are taken on the way out */
 		return;
 	}
 	struct user_regs r = regs_of(f);
@@ -75,15 +79,16 @@ void trap_init(void)
 {
 	for (int v = 0; v < 32; v++)
 		gate(v, (uintptr_t)trap_stubs + 16 * v, 1);
-	gate(HUSK_TIMER_VECTOR, (uintptr_t)timer_stub, 2); /* its own stack: it may come during a fault */
+	gate(HUSK_TIMER_VECTOR, (uintptr_t)timer_stub, 2); /* interrupts have their own stack: */
+	gate(HUSK_HOST_SIGNAL_VECTOR, (uintptr_t)host_signal_stub, 2); /* they may come during a fault */
 	struct __attribute__((packed)) { uint16_t limit; uint64_t base; } idtr = { sizeof idt - 1, (uintptr_t)idt };
 	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
 void trap_handler(struct trap_frame *f)
 {
-	if (f->vector == HUSK_TIMER_VECTOR) {
-		timer_interrupt(f);
+	if (f->vector == HUSK_TIMER_VECTOR || f->vector == HUSK_HOST_SIGNAL_VECTOR) {
+		interrupt(f);
 		return;
 	}
 	if (f->vector == 6 && trap_expect) { /* selftest: a deliberate ud2 */

@@ -29,7 +29,7 @@ struct stack_k { uint64_t sp; int32_t flags, pad; uint64_t size; };
 struct siginfo_k {
 	int32_t signo, err, code, pad;
 	union {
-		struct { int32_t pid; uint32_t uid; } kill;
+		struct { int32_t pid; uint32_t uid; } kill; /* pid 0: from the host */
 		uint64_t addr;
 		uint8_t bytes[112];
 	};
@@ -195,16 +195,30 @@ void signal_raise(int sig)
 	generate(sig, &info);
 }
 
+/* The timers, and the stop signals husk received (Ctrl-C: sent from
+ * outside, SI_USER from no process of this VM). */
+static void poll_sources(void)
+{
+	itimer_poll();
+	unsigned long host = __atomic_exchange_n(&REPORT->host_signals, 0, __ATOMIC_SEQ_CST);
+	for (int sig = 1; host; sig++, host >>= 1)
+		if ((host & 1) && sig < _NSIG) {
+			struct siginfo_k info = { .signo = sig, .code = SI_USER };
+			generate(sig, &info);
+		}
+}
+
 /* What is due, into r: at most one handler's frame. */
 static void deliver_due(struct user_regs *r)
 {
-	itimer_poll();
+	poll_sources();
 	for (int sig; (sig = next_signal());) {
 		self.pending &= ~bit(sig);
 		if (ignored(sig))
 			continue;
 		if (actions[sig].handler == (uintptr_t)SIG_DFL)
-			signal_die(sig);
+			die(sig, self.info[sig].code == SI_USER && !self.info[sig].kill.pid ? HUSK_SIGNAL_FROM_HOST
+											     : HUSK_SIGNAL_SENT);
 		if (!setup_frame(r, sig, &self.info[sig], 0))
 			bad_frame();
 		break; /* one handler at a time: the next at its next system call */
@@ -385,7 +399,7 @@ static void wait_for_signal(void)
 		REPORT->sleep_ns = ns > (~0ul >> 1) ? ~0ul >> 1 : ns;
 		if (ns)
 			outl(HUSK_PORT_SLEEP, 0);
-		itimer_poll();
+		poll_sources();
 	}
 }
 
@@ -397,7 +411,7 @@ int signal_sleep(uint64_t ns)
 		REPORT->sleep_ns = end - now < t ? end - now : t;
 		if (REPORT->sleep_ns)
 			outl(HUSK_PORT_SLEEP, 0);
-		itimer_poll();
+		poll_sources();
 		if (next_signal())
 			return -EINTR;
 	}
@@ -437,7 +451,7 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 		return -EINVAL;
 	uint64_t end = !ts ? UINT64_MAX : ts[0] > 9000000000ll ? UINT64_MAX : clock_mono_ns() + ts[0] * NSEC_PER_SEC + ts[1];
 	for (;;) {
-		itimer_poll();
+		poll_sources();
 		uint64_t hit = self.pending & want;
 		if (hit) {
 			int sig = __builtin_ctzll(hit) + 1;

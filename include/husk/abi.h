@@ -62,11 +62,15 @@
 #define HUSK_PORT_PANIC 0x512 /* kernel panic, message in report.msg */
 #define HUSK_PORT_SLEEP 0x513 /* sleep report.sleep_ns on the host, then resume */
 
+/* The interrupt the VMM sends (an MSI to the guest's local APIC) when it has
+ * put signals in report.host_signals. */
+#define HUSK_HOST_SIGNAL_VECTOR 0x41
 #define HUSK_NSYSCALLS 512
 #define HUSK_OPEN_FILES_MAX 1024 /* the guest's fd table */
 #define HUSK_FAULT_SIGNAL 256 /* husk_fault.vector: the program died of a signal; .error says why: */
 #define HUSK_SIGNAL_SENT      0 /* it sent the signal to itself */
 #define HUSK_SIGNAL_BAD_FRAME 1 /* SIGSEGV: a handler's frame did not fit, or rt_sigreturn's was bad */
+#define HUSK_SIGNAL_FROM_HOST 2 /* husk received it (report.host_signals) */
 /* The guest kernel sets i_generation to this in every inode it writes to an
  * ext2 disk; husk builds the workdir image with 0 there.  After the run an
  * inode still at 0 and at the name it was copied to is one the program left
@@ -110,6 +114,10 @@ struct husk_report {
 	unsigned int enosys[HUSK_NSYSCALLS]; /* of those, answered -ENOSYS */
 	unsigned int out_of_range;           /* calls numbered outside 0..511 (all -ENOSYS) */
 	unsigned long scratch_bytes;         /* file data left in the scratch /workdir at exit */
+	/* VMM -> guest: stop signals husk received (bit sig - 1), announced by
+	 * an interrupt at HUSK_HOST_SIGNAL_VECTOR; the guest takes and clears
+	 * them and raises each in the program. */
+	unsigned long host_signals;
 };
 #endif
 

@@ -94,7 +94,7 @@ report-bad-fault             122 guest_reported_a_fault_with_signal_9999
 report-panic-unterminated    122 guest_kernel_panic:_?????
 report-sleep-forever         124 timed_out_after_2_s
 spin                         124 timed_out_after_2_s
-halt                         122 guest_halted_without_exiting
+halt                         124 timed_out_after_2_s
 triple-fault                 122 triple_fault
 unknown-msr                  122 triple_fault
 output-flood                 153 output_limit_of_100000_bytes_reached;_run_stopped --output-limit=100000

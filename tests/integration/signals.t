@@ -6,7 +6,7 @@
 # and never hurt the kernel, and what CPython builds on them.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 21
+plan 28
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/signals" 2> "$TMP/err"); st=$?
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "18/0/done 18" \
@@ -92,6 +92,56 @@ try:
         x += 1
 except Late:
     print("stopped")')" "stopped" "Python: a timer's exception stops a CPU-bound loop that makes no system call"
+# Ctrl-C (SIGINT to husk's process group) reaches the program first.
+# ctrl_c N DELAY HUSK-ARGS...: husk in a session of its own, then N Ctrl-C's
+# DELAY s apart (the first after 1.5 s); sets st and ms (from the start).
+ctrl_c() {
+	count=$1 delay=$2
+	shift 2
+	start=$(date +%s%N)
+	setsid "$HUSK" run "$@" > "$TMP/out" 2> "$TMP/err" &
+	pid=$!
+	sleep 1.5
+	while [ "$count" -gt 0 ]; do
+		kill -INT -$pid
+		count=$((count - 1))
+		[ "$count" -gt 0 ] && sleep "$delay"
+	done
+	wait $pid
+	st=$? ms=$((($(date +%s%N) - start) / 1000000))
+}
+mkdir -p "$TMP/kw"
+printf 'import sys, time\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    open("cleaned.txt", "w").write("yes")\n    print("caught", flush=True)\n    sys.exit(130)\n' > "$TMP/kw/ki.py"
+ctrl_c 1 0 -w "$TMP/kw" python ki.py
+is "$st:$(cat "$TMP/out")" "130:caught" "Ctrl-C: the sleeping program gets KeyboardInterrupt and exits as it chooses"
+is "$(cat "$TMP/kw/cleaned.txt" 2>/dev/null)" "yes" "what it wrote while cleaning up is written back"
+ctrl_c 1 0 python -c '
+n = 0
+try:
+    while True:
+        n += 1
+except KeyboardInterrupt:
+    print("caught")'
+is "$st:$(cat "$TMP/out")" "0:caught" "Ctrl-C: a CPU-bound loop gets KeyboardInterrupt too"
+IGNORE='import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(30)'
+ctrl_c 1 0 python -c "$IGNORE"
+[ "$st" = 130 ] && [ "$ms" -gt 3000 ] && [ "$ms" -lt 6500 ]
+ok $? "a program that ignores Ctrl-C is killed after the 2 s grace: 130 ($st in $ms ms)"
+ctrl_c 2 0.3 python -c "$IGNORE"
+[ "$st" = 130 ] && [ "$ms" -lt 3000 ]; ok $? "a second Ctrl-C ends the run at once: 130 ($st in $ms ms)"
+ctrl_c 1 0 --no-namespaces python -c '
+try:
+    import time; time.sleep(30)
+except KeyboardInterrupt:
+    print("caught")'
+is "$st:$(cat "$TMP/out")" "0:caught" "Ctrl-C without namespaces (no supervisor) reaches the program too"
+"$HUSK" run lua -e 'while true do end' 2> "$TMP/err" &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+is "$?:$(cat "$TMP/err")" "143:husk: program killed by SIGTERM (husk received it and passed it on)" \
+	"SIGTERM to husk: a program with no handler dies of it, and husk says where it came from"
 out=$("$HUSK" run --syscalls python -c 'import faulthandler, signal, os; faulthandler.enable(); signal.signal(signal.SIGUSR1, lambda *a: 0); os.kill(os.getpid(), signal.SIGUSR1)' 2>&1)
 echo "$out" | grep -q 'sigaltstack.*ENOSYS\|rt_sigreturn.*ENOSYS'; is "$?" 1 "sigaltstack and rt_sigreturn are implemented"
 echo "$out" | grep -q ' 15 rt_sigreturn'; ok $? "the handler returned through rt_sigreturn (counted)"

@@ -138,7 +138,7 @@ for i in range(600): f.write(b"y" * 1048576)' 2>/dev/null &
 pid=$!
 i=0
 while [ $i -lt 600 ] && [ -z "$(ls -A "$C" 2>/dev/null | grep husk-tmp)" ]; do sleep 0.1; i=$((i + 1)); done
-kill -INT -- -$pid 2>/dev/null
+kill -INT -$pid 2>/dev/null
 i=0
 while [ $i -lt 600 ] && pgrep -f "husk run -w $C" >/dev/null; do sleep 0.1; i=$((i + 1)); done
 ! pgrep -f "husk run -w $C" >/dev/null; ok $? "no husk process is left after Ctrl-C during the write-back"

@@ -26,10 +26,12 @@ static const struct { unsigned may; int call; } vmm_fd_calls[] = {
 	{ FD_PREAD, SCMP_SYS(pread64) }, { FD_PWRITE, SCMP_SYS(pwrite64) },
 };
 
-/* The supervisor waits, kills the VMM on a stop request (kill: the VMM
- * only), and ends like it (tgkill: itself only). */
+/* The supervisor waits, passes a stop request to the VMM and kills it
+ * after a grace period (kill: the VMM only; alarm), and ends like it
+ * (tgkill: itself only). */
 static const int supervisor_calls[] = {
 	SCMP_SYS(wait4), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask),
+	SCMP_SYS(alarm), SCMP_SYS(setitimer),
 	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(write), SCMP_SYS(exit_group),
 };
 
@@ -59,6 +61,8 @@ static int vmm_rules(scmp_filter_ctx ctx, const struct vmm_fds *f)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_RUN));
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_GET_REGS));
+	if (!r) /* a stop signal passed to the guest */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, KVM_SIGNAL_MSI));
 	return r;
 }
 

@@ -200,12 +200,27 @@ static int make_kept(char *why, size_t n)
 static pid_t vmm;
 static volatile sig_atomic_t stop_signal;
 
-/* A stop request for husk ends the VMM at once, as it did before there was a
- * supervisor: the VMM is pid 1 of its namespace and ignores everything else
- * sent from outside. */
+/* A stop request for husk goes to the VMM, which passes it to the program
+ * (run.c): it may clean up, and what it finished is written back.  A second
+ * request, or GRACE_S seconds without the run ending, kills the VMM as a
+ * stop request did before (it is pid 1 of its namespace: only SIGKILL and
+ * the signals it handles reach it). */
+#define GRACE_S 2
+
 static void forward(int sig)
 {
+	if (stop_signal) {
+		kill(vmm, SIGKILL);
+		return;
+	}
 	stop_signal = sig;
+	kill(vmm, sig);
+	alarm(GRACE_S);
+}
+
+static void grace_over(int sig)
+{
+	(void)sig;
 	kill(vmm, SIGKILL);
 }
 
@@ -252,6 +267,8 @@ static _Noreturn void supervise(void)
 		sigaction(pauses[i], &sa, NULL);
 	sa.sa_handler = resume_run;
 	sigaction(SIGCONT, &sa, NULL);
+	sa.sa_handler = grace_over;
+	sigaction(SIGALRM, &sa, NULL);
 	char err[256];
 	if (confine_supervisor(vmm, err, sizeof err)) {
 		kill(vmm, SIGKILL);
@@ -263,7 +280,7 @@ static _Noreturn void supervise(void)
 		;
 	while (wait(NULL) > 0 || errno == EINTR)
 		; /* the write-back helper: nothing outlives husk */
-	if (WIFEXITED(st) && !stop_signal)
+	if (WIFEXITED(st)) /* the program's status, also after a stop request it handled */
 		_exit(WEXITSTATUS(st));
 	int sig = stop_signal ? stop_signal : WTERMSIG(st);
 	signal(sig, SIG_DFL);
