@@ -10,6 +10,9 @@
 #                        (ncurses' compiled-in terminfo directory)
 #   share/zoneinfo/      Debian's tzdata, from the host (package tzdata):
 #                        the first directory of CPython's zoneinfo.TZPATH
+#   bin/python3.11       the interpreter itself, with python3 and python as
+#                        hard links: CPython finds argv[0] on PATH there, so
+#                        sys.executable is /usr/bin/python (tools look for it)
 # The staging directory python-sys/ doubles as PYTHONHOME for native runs.
 set -eu
 BUILD=$1
@@ -23,7 +26,10 @@ ti=$BUILD/musl-deps/share/terminfo
 tz=/usr/share/zoneinfo
 [ -f "$tz/Europe/Paris" ] && [ -f "$tz/tzdata.zi" ] || die "no zoneinfo in $tz: install Debian's tzdata (scripts/install-deps)"
 rm -rf "$stage"
-mkdir -p "$stage/lib" "$stage/share"
+mkdir -p "$stage/lib" "$stage/share" "$stage/bin"
+cp "$img/python" "$stage/bin/python3.11"
+ln "$stage/bin/python3.11" "$stage/bin/python3"
+ln "$stage/bin/python3.11" "$stage/bin/python"
 cp "$img/python-stdlib.zip" "$stage/lib/python311.zip"
 cp -a "$img/python-src" "$stage/lib/python3.11"
 cp -a "$ti" "$stage/share/terminfo"
@@ -33,9 +39,9 @@ cp -a "$tz" "$stage/share/zoneinfo"
 rm -f "$stage/share/zoneinfo/localtime"
 find "$stage/share/zoneinfo" -type l ! -exec test -e {} \; -print | grep -q . &&
 	die "dangling symlinks in $stage/share/zoneinfo: $(find "$stage/share/zoneinfo" -type l ! -exec test -e {} \; -print | head -n 3)"
-# Room: files, directories and symlinks in 4 KiB blocks, a tenth more and
+# Room: files (a hard-linked one once), directories and symlinks in 4 KiB blocks, a tenth more and
 # 4 MiB for the metadata; one inode per entry and 256 spare.
-kib=$(find "$stage" -printf '%s\n' | awk '{ k += int(($1 + 4095) / 4096) * 4 } END { print int(k * 1.1) + 4096 }')
+kib=$(find "$stage" -printf '%i %s\n' | sort -u -k1,1 | awk '{ k += int(($2 + 4095) / 4096) * 4 } END { print int(k * 1.1) + 4096 }') # hard links once
 inodes=$(( $(find "$stage" | wc -l) + 256 ))
 mke2fs -q -t ext2 -b 4096 -m 0 -N "$inodes" -E root_owner=0:0 -d "$stage" -F "$img/python.disk.tmp" "${kib}k" ||
 	die "mke2fs failed"

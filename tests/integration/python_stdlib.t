@@ -7,7 +7,7 @@
 # the zip's .pyc).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 14
+plan 15
 export HUSK_CACHE="$TMP/cache"
 py() { "$HUSK" run python "$@"; }
 
@@ -132,4 +132,7 @@ print(m.__file__, isinstance(m.__loader__, zipimport.zipimporter), sys.path[1:3]
       m.JSONDecoder.raw_decode.__code__.co_filename)' 2>&1)
 is "$got" "/usr/lib/python311.zip/json/decoder.pyc True ['/usr/lib/python311.zip', '/usr/lib/python3.11'] /usr/lib/python3.11/json/decoder.py" \
 	"imports still read the .pyc from /usr/lib/python311.zip, whose code names the source"
+# --- sys.executable ----------------------------------------------------------
+is "$(py -c 'import os, sys; print(sys.executable, os.path.samefile(sys.executable, "/usr/bin/python3.11"))' 2>&1) $("$HUSK" run python3 -c 'import sys; print(sys.executable)' 2>&1)" \
+	"/usr/bin/python True /usr/bin/python3" "sys.executable: the interpreter on the system disk, as it was named"
 done_testing
