@@ -6,7 +6,7 @@
 # and never hurt the kernel, and what CPython builds on them.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 28
+plan 30
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/signals" 2> "$TMP/err"); st=$?
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "18/0/done 18" \
@@ -20,6 +20,12 @@ for door in stock husk; do
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | tail -1)" "11/done 11" \
 		"$door libc: setitimer ticks in a CPU-bound loop, getitimer, EINTR from nanosleep, pause, alarm, sigtimedwait, ITIMER_PROF"
 	echo "$out" | grep '^not ok' | sed 's/^/# /'
+done
+for mode in handler ignored; do
+	arg=; [ $mode = ignored ] && arg=x
+	out=$(timeout 20 "$HUSK" run -t 2 "$PROGS/husk/itimer_storm" $arg 2> "$TMP/err"); st=$?
+	[ "$st" = 124 ] && [ "$(echo "$out" | grep -c '^alive')" -ge 2 ]
+	ok $? "a 1 us interval timer ($mode): the program still runs (periods of at least 100 us), -t still ends it ($st)"
 done
 for how in bad-sigreturn kernel-altstack no-restorer stack-at-guard; do
 	"$HUSK" run "$PROGS/husk/signal_abuse" "$how" 2> "$TMP/err"; st=$?
