@@ -106,7 +106,7 @@ void trap_handler(struct trap_frame *f)
 		      (unsigned long)addr, kernel ? "kernel" : "program");
 	if (signal_catches(sig)) {
 		struct user_regs r = regs_of(f);
-		signal_fault(&r, sig, signal_of[f->vector].code, addr);
+		signal_fault(&r, sig, signal_of[f->vector].code, addr, f->vector, f->error);
 		set_regs(f, &r);
 		return;
 	}

@@ -250,10 +250,10 @@ int signal_catches(int sig)
 	return actions[sig].handler > (uintptr_t)SIG_IGN && !(self.mask & bit(sig));
 }
 
-void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr)
+void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_t vector, uint64_t error)
 {
 	struct siginfo_k info = { .signo = sig, .code = code, .addr = addr };
-	struct trap_info t = { 0, 0, addr };
+	struct trap_info t = { vector, error, addr }; /* a SIGSEGV handler may look at the error's write bit */
 	if (!setup_frame(r, sig, &info, &t))
 		bad_frame();
 	recompute();

@@ -22,7 +22,7 @@ void signal_deliver(struct user_regs *r);
  * blocked?  Then signal_fault makes r the handler's entry (or ends the run
  * with SIGSEGV when its frame does not fit); else the fault is fatal. */
 int signal_catches(int sig);
-void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr);
+void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_t vector, uint64_t error);
 /* The interrupt came while the program ran: what is due is delivered, and
  * the program resumes (in a handler, or where it was). */
 _Noreturn void signal_interrupt(const struct user_regs *interrupted);

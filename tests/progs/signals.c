@@ -25,6 +25,7 @@ static volatile uintptr_t handler_sp;
 static volatile sigset_t mask_in_handler;
 static volatile int nested_depth, max_depth;
 static sigjmp_buf jump;
+static volatile long last_trapno, last_err;
 
 static void on_info(int sig, siginfo_t *info, void *uc)
 {
@@ -52,6 +53,8 @@ static void on_segv_skip(int sig, siginfo_t *info, void *ucv)
 	ucontext_t *uc = ucv;
 	last_sig = sig;
 	last_info.si_addr = info->si_addr;
+	last_trapno = uc->uc_mcontext.gregs[REG_TRAPNO];
+	last_err = uc->uc_mcontext.gregs[REG_ERR];
 	uc->uc_mcontext.gregs[REG_RIP] += 2;
 	uc->uc_mcontext.gregs[REG_RAX] = 42;
 }
@@ -125,6 +128,7 @@ int main(void)
 	/* mov (%rdx), %eax: 2 bytes, faults on address 16 */
 	__asm__ volatile("xor %%eax, %%eax\n\tmov (%%rdx), %%eax" : "=a"(rax) : "d"(16L) : "memory");
 	ok(rax == 42 && last_info.si_addr == (void *)16, "a handler edits the context (rip, rax); sigreturn resumes it");
+	ok(last_trapno == 14 && (last_err & 2) == 0, "the context has the fault's trap number (14) and error code (a read)");
 
 	/* SA_NODEFER and SA_RESETHAND. */
 	struct sigaction nd = { 0 };
