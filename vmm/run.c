@@ -71,7 +71,7 @@ static void forward_host_signals(struct vm *v)
 	int s = __atomic_exchange_n(&host_signals, 0, __ATOMIC_SEQ_CST);
 	if (!s)
 		return;
-	v->run->immediate_exit = 0;
+	v->run->immediate_exit = stop_requested() != STOP_NONE; /* a limit that came meanwhile still stops KVM_RUN */
 	struct husk_report *r = gpa_fixed(&v->mem, HUSK_REPORT, sizeof *r);
 	r->host_signals |= (unsigned)s;
 	struct kvm_msi msi = { .address_lo = 0xfee00000u, .data = HUSK_HOST_SIGNAL_VECTOR };

@@ -9,11 +9,10 @@
 #include "linux_abi.h"
 #include "fs/vfs.h"
 
-static int put_file(struct mount *m, const char *name, size_t name_len, uint32_t mode, const void *data,
-		    size_t len)
+static int put_file(struct mount *m, const char *name, uint32_t mode, const void *data, size_t len)
 {
 	uint32_t ino;
-	int r = m->ops->create(m->fs, m->ops->root, name, name_len, S_IFREG | mode, &ino);
+	int r = m->ops->create(m->fs, m->ops->root, name, strlen(name), S_IFREG | mode, &ino);
 	if (r)
 		return r;
 	long n = len ? m->ops->write(m->fs, ino, 0, data, len) : 0;
@@ -29,7 +28,7 @@ int etc_populate(struct mount *m)
 		{ "hostname", "husk\n" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		int r = put_file(m, files[i].name, strlen(files[i].name), 0444, files[i].text, strlen(files[i].text));
+		int r = put_file(m, files[i].name, 0444, files[i].text, strlen(files[i].text));
 		if (r)
 			return r;
 	}
@@ -38,10 +37,10 @@ int etc_populate(struct mount *m)
 
 int scratch_populate(struct mount *m)
 {
-	if (!boot.script_size && !boot.script_name)
+	if (!boot.script_name)
 		return 0;
 	const void *data = (const void *)boot.script_gpa;
-	int r = put_file(m, boot.script_name, strlen(boot.script_name), 0444, data, boot.script_size);
+	int r = put_file(m, boot.script_name, 0444, data, boot.script_size);
 	mem_release_boot_data(boot.script_gpa, boot.script_size);
 	return r;
 }

@@ -93,6 +93,15 @@ void *tmpfs_new(void)
 	return t;
 }
 
+/* Data pages a file holds (holes are none). */
+static size_t pages_held(const struct tnode *x)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < x->npages; i++)
+		n += x->pages[i] != 0;
+	return n;
+}
+
 /* The file data held: what the tmpfs costs in guest memory, besides its
  * small bookkeeping. */
 uint64_t tmpfs_used_bytes(void *fs)
@@ -100,8 +109,8 @@ uint64_t tmpfs_used_bytes(void *fs)
 	struct tmpfs *t = fs;
 	uint64_t pages = 0;
 	for (uint32_t ino = 1; ino < t->n; ino++)
-		for (size_t i = 0; t->nodes[ino] && i < t->nodes[ino]->npages; i++)
-			pages += t->nodes[ino]->pages[i] != 0;
+		if (t->nodes[ino])
+			pages += pages_held(t->nodes[ino]);
 	return pages * PAGE_SIZE;
 }
 
@@ -134,10 +143,7 @@ static int t_stat(void *fs, uint32_t ino, struct fs_stat *st)
 	struct tnode *x = get(fs, ino);
 	if (!x)
 		return -ENOENT;
-	size_t used = 0;
-	for (size_t i = 0; i < x->npages; i++)
-		used += x->pages[i] != 0;
-	*st = (struct fs_stat){ ino, x->mode, x->nlink, 0, 0, x->size, used * 8, x->atime, x->mtime, x->ctime };
+	*st = (struct fs_stat){ ino, x->mode, x->nlink, 0, 0, x->size, pages_held(x) * 8, x->atime, x->mtime, x->ctime };
 	return 0;
 }
 

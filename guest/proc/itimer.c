@@ -47,6 +47,7 @@ void itimer_poll(void)
 	if (!armed)
 		return;
 	uint64_t now = clock_mono_ns();
+	int fired = 0;
 	for (int i = 0; i < 3; i++) {
 		uint64_t d = timers[i].deadline, iv = timers[i].interval;
 		if (!d || d > now)
@@ -54,8 +55,10 @@ void itimer_poll(void)
 		signal_raise(timer_signal[i]);
 		/* periodic: the next period after now (missed ones are one signal) */
 		timers[i].deadline = iv ? now + iv - (now - d) % iv : 0;
+		fired = 1;
 	}
-	rearm();
+	if (fired) /* else the APIC is armed for the next one already (an MSR write traps) */
+		rearm();
 }
 
 void itimer_note(void)
@@ -95,16 +98,23 @@ long sys_getitimer(long which, long *value)
 	return 0;
 }
 
+/* Timer which fires first ns from now (0: disarmed), then every interval. */
+static void set_timer(int which, uint64_t first, uint64_t interval)
+{
+	if (interval && interval < MIN_PERIOD_NS)
+		interval = MIN_PERIOD_NS;
+	timers[which].deadline = first ? clock_mono_ns() + first : 0;
+	timers[which].interval = first ? interval : 0;
+	rearm();
+}
+
 /* alarm(2) for binaries that make the call (musl's alarm uses setitimer):
  * the seconds left of the previous one, rounded as Linux does. */
 long sys_alarm(unsigned long seconds)
 {
 	long old[4];
 	report(0, old);
-	uint64_t ns = (uint64_t)(seconds > MAX_SECONDS ? MAX_SECONDS : (long long)seconds) * NSEC_PER_SEC;
-	timers[0].deadline = ns ? clock_mono_ns() + ns : 0;
-	timers[0].interval = 0;
-	rearm();
+	set_timer(0, (uint64_t)(seconds > MAX_SECONDS ? MAX_SECONDS : (long long)seconds) * NSEC_PER_SEC, 0);
 	return old[2] + (old[3] >= 500000 || (!old[2] && old[3]));
 }
 
@@ -120,10 +130,6 @@ long sys_setitimer(long which, const long *value, long *old)
 		return r;
 	if (old)
 		report((int)which, old);
-	if (interval && interval < MIN_PERIOD_NS)
-		interval = MIN_PERIOD_NS;
-	timers[which].deadline = first ? clock_mono_ns() + first : 0;
-	timers[which].interval = first ? interval : 0;
-	rearm();
+	set_timer((int)which, first, interval);
 	return 0;
 }

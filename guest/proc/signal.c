@@ -389,29 +389,32 @@ long sys_rt_sigpending(uint64_t *set, unsigned long size)
 	return 0;
 }
 
+/* The host thread sleeps ns at most, less when a timer is due sooner (one
+ * exit, no guest CPU spent), then what came is taken. */
+static void nap(uint64_t ns)
+{
+	uint64_t t = itimer_wait_limit();
+	ns = ns < t ? ns : t;
+	REPORT->sleep_ns = ns > (~0ul >> 1) ? ~0ul >> 1 : ns;
+	if (ns)
+		outl(HUSK_PORT_SLEEP, 0);
+	poll_sources();
+}
+
 /* Only a signal can wake the one thread: the host sleeps until the next
  * timer is due (or for ever: until the run's limits end it, as pause()
  * would sleep for ever on Linux).  Returns once a signal is due. */
 static void wait_for_signal(void)
 {
-	while (!next_signal()) {
-		uint64_t ns = itimer_wait_limit();
-		REPORT->sleep_ns = ns > (~0ul >> 1) ? ~0ul >> 1 : ns;
-		if (ns)
-			outl(HUSK_PORT_SLEEP, 0);
-		poll_sources();
-	}
+	while (!next_signal())
+		nap(UINT64_MAX);
 }
 
 int signal_sleep(uint64_t ns)
 {
 	uint64_t end = clock_mono_ns() + ns;
 	for (uint64_t now; (now = clock_mono_ns()) < end;) {
-		uint64_t t = itimer_wait_limit();
-		REPORT->sleep_ns = end - now < t ? end - now : t;
-		if (REPORT->sleep_ns)
-			outl(HUSK_PORT_SLEEP, 0);
-		poll_sources();
+		nap(end - now);
 		if (next_signal())
 			return -EINTR;
 	}
@@ -450,8 +453,8 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 	if (ts && (ts[0] < 0 || ts[1] < 0 || ts[1] >= NSEC_PER_SEC))
 		return -EINVAL;
 	uint64_t end = !ts ? UINT64_MAX : ts[0] > 9000000000ll ? UINT64_MAX : clock_mono_ns() + ts[0] * NSEC_PER_SEC + ts[1];
+	poll_sources();
 	for (;;) {
-		poll_sources();
 		uint64_t hit = self.pending & want;
 		if (hit) {
 			int sig = __builtin_ctzll(hit) + 1;
@@ -463,14 +466,10 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 		}
 		if (next_signal())
 			return -EINTR; /* another signal, to its handler */
-		uint64_t now = clock_mono_ns(), t = itimer_wait_limit();
+		uint64_t now = clock_mono_ns();
 		if (now >= end)
 			return -EAGAIN;
-		REPORT->sleep_ns = end - now < t ? end - now : t;
-		if (REPORT->sleep_ns > (~0ul >> 1))
-			REPORT->sleep_ns = ~0ul >> 1;
-		if (REPORT->sleep_ns)
-			outl(HUSK_PORT_SLEEP, 0);
+		nap(end - now);
 	}
 }
 
