@@ -33,6 +33,8 @@ struct bootinfo {
 	const uint8_t *seed;      /* 32 bytes */
 	int selftest, pvm;
 	int open_files;           /* the policy's limit on open files */
+	int max_tasks;            /* the policy's limit on threads and processes alive at once */
+	int fsgsbase;             /* wrfsbase/rdfsbase are usable */
 	int tty[3];               /* is host fd 0/1/2 a terminal */
 	uint16_t rows, cols;      /* its window size */
 	struct console_info console[3];
@@ -96,6 +98,9 @@ long console_read(int fd, void *buf, size_t len);
 /* apic.c: the local APIC; its timer, one-shot, in ns (at least 1 us, at
  * most ~4.3 s) */
 void apic_init(void);
+/* Interrupts on in the kernel: VIF.if_ on kvm_pvm (and a trap if one is
+ * waiting), else sti. */
+void interrupts_on(void);
 void apic_timer_arm(uint64_t ns);
 void apic_eoi(void);
 
@@ -110,6 +115,9 @@ extern volatile unsigned long trap_seen;
 
 /* program.c */
 _Noreturn void program_start(void);
+/* thread.c: the run ends with this status, after the file systems' last
+ * writes */
+_Noreturn void process_exit(int status);
 
 /* selftest.c */
 _Noreturn void selftest_run(void);

@@ -24,7 +24,7 @@ struct vif { volatile uint8_t if_, pending; };
 static int ready;
 uint8_t vif_on; /* entry.S: return_to_program turns VIF.if_ on again */
 
-static void interrupts_on(void)
+void interrupts_on(void)
 {
 	if (boot.pvm) {
 		struct vif *v = (struct vif *)HUSK_VIF;

@@ -4,6 +4,24 @@
 #include "husk/abi.h"
 #define HUSK_TIMER_VECTOR 0x40 /* kernel.h */
 
+/* The SysV callee-saved registers; r15 ends lowest. */
+.macro PUSH_CALLEE_SAVED
+	push %rbp
+	push %rbx
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+.endm
+.macro POP_CALLEE_SAVED
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	pop %rbx
+	pop %rbp
+.endm
+
 /* struct husk_kernel_header, at HUSK_KERNEL_BASE */
 	.section .husk_header, "a"
 	.quad HUSK_KERNEL_MAGIC
@@ -27,7 +45,7 @@ _start:
 	.globl syscall_entry
 syscall_entry:
 	mov %rsp, user_rsp(%rip)
-	lea syscall_stack_top(%rip), %rsp
+	mov kstack_top(%rip), %rsp	/* the current task's */
 	push user_rsp(%rip)		/* rsp */
 	push %r11			/* rflags */
 	push %rcx			/* rip */
@@ -52,32 +70,28 @@ syscall_entry:
 	jmp return_to_program
 
 /* The fast entry, AT_SYSINFO: a plain SysV call from husk's libc,
- * long entry(nr, a1, ..., a6), on the program's own stack.  Nothing to save
- * but the callee-saved registers; only when a signal is to be delivered on
- * the way out does it build a struct user_regs (on the syscall stack: the
- * signal frame goes on the program's stack, where these frames are). */
+ * long entry(nr, a1, ..., a6).  Nothing to save but the callee-saved
+ * registers, on the program's stack; the kernel runs on the task's own
+ * stack (a thread's may be small, a path lookup takes ~30 KiB).  Only when
+ * a signal or a switch is due on the way out does it build a struct
+ * user_regs (on the kernel stack: the signal frame goes on the program's
+ * stack, where the saved registers are). */
 	.globl fast_entry
 fast_entry:
-	push %rbp
-	push %rbx
-	push %r12
-	push %r13
-	push %r14
-	push %r15
-	push 56(%rsp)			/* a6 */
+	PUSH_CALLEE_SAVED
+	mov %rsp, %rbx			/* r15 r14 r13 r12 rbx rbp, return address, a6 */
+	mov %rsp, fast_frame(%rip)	/* clone and sigaltstack read the caller's state there */
+	mov kstack_top(%rip), %rsp
+	sub $8, %rsp			/* aligned for the call */
+	push 56(%rbx)			/* a6 */
 	call syscall_dispatch
-	add $8, %rsp
+	mov %rbx, %rsp
 	cmpb $0, signal_waiting(%rip)
 	jne 1f
-	pop %r15
-	pop %r14
-	pop %r13
-	pop %r12
-	pop %rbx
-	pop %rbp
+	POP_CALLEE_SAVED
 	ret
 1:	mov %rsp, %rdi			/* r15 r14 r13 r12 rbx rbp, return address */
-	lea syscall_stack_top(%rip), %rsp
+	mov kstack_top(%rip), %rsp
 	lea 56(%rdi), %rcx
 	push %rcx			/* rsp: as after the return */
 	pushfq
@@ -103,19 +117,18 @@ fast_entry:
 	jmp return_to_program
 
 /* return_to_program(regs): rip and rflags are already below the red zone at
- * regs->rsp (return_prepare). */
+ * regs->rsp (return_prepare).  Interrupts go on again only once on the
+ * program's stack (resume_staged): an interrupt taken before that would
+ * stage its own return below the stack pointer, inside *regs. */
 	.globl return_to_program
 return_to_program:
-	mov %rdi, %rsp
-	cmpb $0, vif_on(%rip)		/* kvm_pvm with the timer in use */
-	je 2f
-	movb $1, HUSK_VIF		/* interrupts on: VIF.if_ */
-	testb $1, HUSK_VIF + 1		/* one waiting is noticed at a trap: make one */
-	jz 2f
-	mov $0x1008, %eax		/* FLUSH_TLB_ONE of address 0: harmless */
-	xor %ebx, %ebx
-	int $0x1b
-2:	pop %r15
+	cmpb $0, vif_on(%rip)		/* interrupts off while *regs is half restored */
+	je 1f
+	movb $0, HUSK_VIF
+	jmp 2f
+1:	cli
+2:	mov %rdi, %rsp
+	pop %r15
 	pop %r14
 	pop %r13
 	pop %r12
@@ -132,7 +145,25 @@ return_to_program:
 	pop %rdi
 	add $16, %rsp			/* rip, rflags: staged already */
 	pop %rsp
-	popfq
+	jmp resume_staged
+
+/* On the interrupted stack, [rflags][rip] at rsp and the red zone above:
+ * interrupts on, popfq, and ret over the red zone.  Flags are free until
+ * popfq. */
+resume_staged:
+	cmpb $0, vif_on(%rip)		/* kvm_pvm with interrupts in use */
+	je 2f
+	movb $1, HUSK_VIF		/* interrupts on: VIF.if_ */
+	testb $1, HUSK_VIF + 1		/* one waiting is noticed at a trap: make one */
+	jz 2f
+	push %rax
+	push %rbx
+	mov $0x1008, %eax		/* FLUSH_TLB_ONE of address 0: harmless */
+	xor %ebx, %ebx
+	int $0x1b
+	pop %rbx
+	pop %rax
+2:	popfq
 	ret $128			/* over the red zone */
 
 /* Exception stubs: vector 0..31, 16 bytes apart; push a 0 where the CPU
@@ -200,7 +231,26 @@ trap_common:
 	pop %rbx
 	pop %rax
 	add $16, %rsp			/* vector, error code */
+	cmpb $0, vif_on(%rip)
+	jne 1f
 	iretq
+/* kvm_pvm: iretq would leave VIF.if_ off.  Stage rflags and rip below the
+ * interrupted red zone (the kernel has none: -mno-red-zone) and leave this
+ * stack before turning interrupts on (resume_staged): the next interrupt
+ * reuses it. */
+1:	push %rax
+	mov 32(%rsp), %rax		/* rsp (over rax, rip, cs, rflags) */
+	sub $144, %rax
+	push %rbx
+	mov 32(%rsp), %rbx		/* rflags */
+	mov %rbx, (%rax)
+	mov 16(%rsp), %rbx		/* rip */
+	mov %rbx, 8(%rax)
+	mov %rax, 40(%rsp)		/* the frame's rsp */
+	pop %rbx
+	pop %rax
+	mov 24(%rsp), %rsp
+	jmp resume_staged
 
 /* enter_program(entry, sp): the ELF entry contract: rsp at argc, rdx = 0. */
 	.globl enter_program
@@ -223,6 +273,41 @@ enter_program:
 	xor %r15d, %r15d
 	jmp *%rax
 
+/* switch_to(prev, &prev->ksp, next_ksp): the callee-saved registers on
+ * the old stack, its pointer saved, the new one's popped.  Returns, on the
+ * new task's stack, the task it came from (rdi survives the switch). */
+	.globl switch_to
+switch_to:
+	PUSH_CALLEE_SAVED
+	mov %rsp, (%rsi)
+	mov %rdx, %rsp
+	POP_CALLEE_SAVED
+	mov %rdi, %rax
+	ret
+
+/* A new task's first switch_to returns here (task_create's stack). */
+	.globl task_first_entry
+task_first_entry:
+	mov %rax, %rdi
+	call task_start
+	ud2
+
+/* run_on_stack(top, fn): fn() on a fresh stack; it does not return. */
+	.globl run_on_stack
+run_on_stack:
+	mov %rdi, %rsp
+	call *%rsi
+	ud2
+
+	.data
+	.balign 8
+	.globl fast_frame
+fast_frame:
+	.quad 0
+	.globl kstack_top
+kstack_top:
+	.quad syscall_stack_top		/* the first task's, as the boot left it */
+
 	.bss
 	.balign 16
 user_rsp:
@@ -230,5 +315,6 @@ user_rsp:
 	.space 16384
 boot_stack_top:
 	.space 32768
-syscall_stack_top:
+	.globl syscall_stack_top
+syscall_stack_top:			/* the first task's kernel stack */
 	.section .note.GNU-stack, "", @progbits

@@ -15,4 +15,9 @@ struct user_regs {
  * first written just below its red zone (return_prepare, signal.c, checks
  * that memory and sets r->rsp there).  Never returns. */
 _Noreturn void return_to_program(struct user_regs *r);
+
+/* During a fast-entry call (AT_SYSINFO): its caller's r15 r14 r13 r12 rbx
+ * rbp and return address, on the program's stack; rsp after the return is
+ * fast_frame + 7. */
+extern uint64_t *fast_frame;
 #endif

@@ -6,7 +6,7 @@
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "linux_abi.h"
-#include "proc/itimer.h"
+#include "proc/sched.h"
 #include "proc/signal.h"
 
 struct trap_frame {
@@ -46,24 +46,22 @@ static int in_kernel(const struct trap_frame *f)
 	return f->rip >= (uintptr_t)__kernel_text_start && f->rip < (uintptr_t)__kernel_text_end;
 }
 
-/* The timer, or the VMM with host signals: in the program, what is due is
- * delivered at once, and the way
- * back is return_to_program's (which turns interrupts on again on kvm_pvm,
- * where delivery turned them off and iretq does not turn them on); in the
- * kernel (not reentrant) it is only noted, for the way out, and interrupts
- * stay off until then. */
+/* The timer, or the VMM with host signals.  In the program: its task may
+ * leave the CPU (sched_interrupted), what is due is delivered, and it
+ * resumes.  In the kernel (not preemptible) it is only noted, for the way
+ * out; the interrupted code goes on with interrupts on (entry.S). */
 static void interrupt(struct trap_frame *f)
 {
 	apic_eoi();
-	if (in_kernel(f)) {
-		if (f->vector == HUSK_TIMER_VECTOR)
-			itimer_note();
-		else
-			signal_waiting = 1; /* the host's signals are taken on the way out */
+	int kernel = in_kernel(f);
+	if (f->vector == HUSK_TIMER_VECTOR)
+		sched_timer_note(kernel);
+	else
+		signal_waiting = 1; /* the host's signals are taken on the way out */
+	if (kernel)
 		return;
-	}
 	struct user_regs r = regs_of(f);
-	signal_interrupt(&r);
+	sched_interrupted(&r);
 }
 
 /* Filled before it is loaded: on kvm_pvm writes to a live IDT may trap. */

@@ -35,4 +35,5 @@
 #define ELOOP 40
 #define EOPNOTSUPP 95
 #define EAFNOSUPPORT 97
+#define ETIMEDOUT 110
 #endif

@@ -38,6 +38,9 @@
 #define SYS_getpid             39
 #define SYS_socket             41
 #define SYS_socketpair         53
+#define SYS_clone              56
+#define SYS_fork               57
+#define SYS_vfork              58
 #define SYS_exit               60
 #define SYS_kill               62
 #define SYS_uname              63
@@ -94,6 +97,7 @@
 #define SYS_gettid             186
 #define SYS_tkill              200
 #define SYS_time               201
+#define SYS_futex              202
 #define SYS_sched_getaffinity  204
 #define SYS_getdents64         217
 #define SYS_set_tid_address    218
@@ -114,11 +118,14 @@
 #define SYS_readlinkat         267
 #define SYS_fchmodat           268
 #define SYS_faccessat          269
+#define SYS_set_robust_list    273
+#define SYS_get_robust_list    274
 #define SYS_utimensat          280
 #define SYS_dup3               292
 #define SYS_prlimit64          302
 #define SYS_syncfs             306
 #define SYS_renameat2          316
 #define SYS_getrandom          318
+#define SYS_clone3             435
 #define SYS_faccessat2         439
 #endif

@@ -7,9 +7,9 @@
 #include "kernel.h"
 #include "linux_abi.h"
 #include "proc/itimer.h"
+#include "proc/sched.h"
 #include "proc/signal.h"
 
-#define NOTE_RETRY_NS 1000000 /* the kernel was busy: look again after 1 ms */
 #define MAX_SECONDS   (1ll << 32) /* beyond a century: as good as never */
 /* A tick costs the program ~25-50 us on kvm_pvm (docs/kvm-pvm-process-model.md):
  * a shorter period would leave it no time at all between handlers. */
@@ -17,9 +17,8 @@
 
 static struct { uint64_t deadline, interval; } timers[3]; /* deadline: monotonic ns, 0 = disarmed */
 static const int timer_signal[3] = { SIGALRM, SIGVTALRM, SIGPROF };
-static int armed;
 
-static uint64_t next_deadline(void)
+uint64_t itimer_next_deadline(void)
 {
 	uint64_t next = 0;
 	for (int i = 0; i < 3; i++)
@@ -28,26 +27,11 @@ static uint64_t next_deadline(void)
 	return next;
 }
 
-static void rearm(void)
-{
-	uint64_t next = next_deadline(), now = clock_mono_ns();
-	armed = next != 0;
-	if (armed)
-		apic_timer_arm(next > now ? next - now : 0);
-}
-
-uint64_t itimer_wait_limit(void)
-{
-	uint64_t next = next_deadline(), now = clock_mono_ns();
-	return !next ? UINT64_MAX : next > now ? next - now : 0;
-}
-
 void itimer_poll(void)
 {
-	if (!armed)
+	uint64_t next = itimer_next_deadline(), now;
+	if (!next || next > (now = clock_mono_ns()))
 		return;
-	uint64_t now = clock_mono_ns();
-	int fired = 0;
 	for (int i = 0; i < 3; i++) {
 		uint64_t d = timers[i].deadline, iv = timers[i].interval;
 		if (!d || d > now)
@@ -55,18 +39,7 @@ void itimer_poll(void)
 		signal_raise(timer_signal[i]);
 		/* periodic: the next period after now (missed ones are one signal) */
 		timers[i].deadline = iv ? now + iv - (now - d) % iv : 0;
-		fired = 1;
 	}
-	if (fired) /* else the APIC is armed for the next one already (an MSR write traps) */
-		rearm();
-}
-
-void itimer_note(void)
-{
-	if (!armed)
-		return; /* a one-shot left over from a timer since disarmed */
-	signal_waiting = 1; /* the fast entry's way out then polls */
-	apic_timer_arm(NOTE_RETRY_NS);
 }
 
 static int timeval_ns(const long *tv, uint64_t *ns)
@@ -105,7 +78,7 @@ static void set_timer(int which, uint64_t first, uint64_t interval)
 		interval = MIN_PERIOD_NS;
 	timers[which].deadline = first ? clock_mono_ns() + first : 0;
 	timers[which].interval = first ? interval : 0;
-	rearm();
+	sched_timer_update();
 }
 
 /* alarm(2) for binaries that make the call (musl's alarm uses setitimer):

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "kernel.h"
 #include "linux_abi.h"
+#include "proc/sched.h"
 
 static char *push_bytes(uintptr_t *sp, const void *p, size_t n)
 {
@@ -23,6 +24,7 @@ static void push_strings(uintptr_t *sp, const char *list, int len, uint64_t *ptr
 
 _Noreturn void program_start(void)
 {
+	sched_init();
 	uintptr_t sp = mem_stack_top();
 	uint8_t rnd[16];
 	random_fill(rnd, sizeof rnd);

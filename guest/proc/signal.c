@@ -2,7 +2,10 @@
 /* Signals (signal.h).  The frame is Linux's x86-64 struct rt_sigframe, so
  * musl's sigreturn trampoline, ucontext readers and stack unwinders work;
  * the FPU state is saved with fxsave (the kernel itself never touches it:
- * -mgeneral-regs-only).  One thread so far: its state is `self`. */
+ * -mgeneral-regs-only).  Actions are the process's; mask, pending set and
+ * alternate stack are each thread's (struct thread_signals, sched.h); a
+ * signal sent to the process is pending on it until a thread that does not
+ * block it takes it. */
 #include <errno.h>
 #include <string.h>
 #include "arch/cpu.h"
@@ -11,12 +14,12 @@
 #include "linux_syscall.h"
 #include "fs/vfs.h"
 #include "proc/itimer.h"
+#include "proc/sched.h"
 #include "proc/signal.h"
 
 #define SA_RESTORER  0x04000000 /* Linux's; libc headers do not define it */
 #define MIN_ALTSTACK 2048       /* the kernel's MINSIGSTKSZ */
 #define RED_ZONE     128
-#define FP_SIZE      512        /* fxsave area */
 #define EFLAGS_DF    0x400ul
 #define EFLAGS_TF    0x100ul
 /* What rt_sigreturn may restore of rflags: the arithmetic flags, DF and AC
@@ -25,15 +28,6 @@
 #define PID          1
 
 struct sigaction_k { uint64_t handler, flags, restorer, mask; };
-struct stack_k { uint64_t sp; int32_t flags, pad; uint64_t size; };
-struct siginfo_k {
-	int32_t signo, err, code, pad;
-	union {
-		struct { int32_t pid; uint32_t uid; } kill; /* pid 0: from the host */
-		uint64_t addr;
-		uint8_t bytes[112];
-	};
-};
 struct sigcontext_k {
 	uint64_t r8, r9, r10, r11, r12, r13, r14, r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
 	uint16_t cs, gs, fs, ss;
@@ -58,26 +52,31 @@ _Static_assert(sizeof(struct rt_sigframe) == 440, "Linux's struct rt_sigframe on
 struct trap_info { uint64_t trapno, err, cr2; };
 
 static struct sigaction_k actions[_NSIG];
-static struct {
-	uint64_t mask, pending;
-	uint64_t suspend_mask; /* rt_sigsuspend: the mask to restore after the handler */
-	int suspended;
-	struct stack_k alt;
-	struct siginfo_k info[_NSIG];
-} self = { .alt = { 0, SS_DISABLE, 0, 0 } };
+static uint64_t shared_pending; /* sent to the process */
+static struct siginfo_k shared_info[_NSIG];
 volatile uint8_t signal_waiting;
-static uint64_t insn_rsp; /* the program's rsp during a `syscall`-instruction call, else 0 */
 
 static uint64_t bit(int sig) { return 1ull << (sig - 1); }
 static const uint64_t unblockable = 1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1);
 
-static void recompute(void)
+static uint64_t due_set(void)
 {
-	signal_waiting = (self.pending & ~self.mask) != 0;
+	return (current->sig.pending | shared_pending) & ~current->sig.mask;
 }
 
+int signal_due(void)
+{
+	return due_set() != 0;
+}
+
+void signal_recompute(void)
+{
+	signal_waiting = due_set() || sched_exit_wanted();
+}
+#define recompute signal_recompute
+
 /* Default action "ignore"; the stop signals too, as nothing could continue
- * the one process. */
+ * the process. */
 static int ignored_by_default(int sig)
 {
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT || sig == SIGSTOP ||
@@ -109,28 +108,51 @@ static _Noreturn void bad_frame(void)
 	die(SIGSEGV, HUSK_SIGNAL_BAD_FRAME);
 }
 
-/* A signal is generated: discarded if ignored and not blocked (as Linux
- * does), else pending (one of each: real-time ones do not queue yet). */
-static void generate(int sig, const struct siginfo_k *info)
+/* The thread a signal sent to the process goes to: the current one if it
+ * does not block it (it takes it on its way out), else the first that does
+ * not or waits for it in rt_sigtimedwait, else none (it stays pending). */
+static struct task *taker(uint64_t b)
+{
+	struct task *t = current;
+	do {
+		if (t->state != TASK_DEAD && (!(t->sig.mask & b) || (t->sig.waiting_for & b)))
+			return t;
+		t = t->next;
+	} while (t != current);
+	return 0;
+}
+
+/* A signal is generated for thread t, or the process (t NULL): discarded if
+ * ignored and not blocked (as Linux does), else pending (one of each:
+ * real-time ones do not queue yet), and a sleeping thread that can take it
+ * wakes. */
+static void generate(struct task *t, int sig, const struct siginfo_k *info)
 {
 	if (sig == SIGKILL)
 		signal_die(sig);
-	if (ignored(sig) && !(self.mask & bit(sig)))
+	uint64_t b = bit(sig);
+	struct task *to = t ? t : taker(b);
+	if (ignored(sig) && !((to ? to : current)->sig.mask & b))
 		return;
-	if (!(self.pending & bit(sig)))
-		self.info[sig] = *info;
-	self.pending |= bit(sig);
+	uint64_t *pending = t ? &t->sig.pending : &shared_pending;
+	struct siginfo_k *slot = t ? &t->sig.info[sig] : &shared_info[sig];
+	if (!(*pending & b))
+		*slot = *info;
+	*pending |= b;
+	if (to)
+		sched_signal_wake(to, b);
 	recompute();
 }
 
 static int on_altstack(uint64_t sp)
 {
-	return self.alt.size && sp > self.alt.sp && sp <= self.alt.sp + self.alt.size;
+	const struct stack_k *a = &current->sig.alt;
+	return a->size && sp > a->sp && sp <= a->sp + a->size;
 }
 
 static int32_t altstack_flags(uint64_t sp)
 {
-	return !self.alt.size ? SS_DISABLE : on_altstack(sp) ? SS_ONSTACK : 0;
+	return !current->sig.alt.size ? SS_DISABLE : on_altstack(sp) ? SS_ONSTACK : 0;
 }
 
 /* Builds the frame for sig's handler below r->rsp (or on the alternate
@@ -139,11 +161,12 @@ static int32_t altstack_flags(uint64_t sp)
 static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *info, const struct trap_info *t)
 {
 	struct sigaction_k *a = &actions[sig];
+	struct thread_signals *self = &current->sig;
 	if (!(a->flags & SA_RESTORER))
 		return 0; /* x86-64 has no default way back */
 	uint64_t sp = r->rsp;
-	if ((a->flags & SA_ONSTACK) && self.alt.size && !on_altstack(sp))
-		sp = self.alt.sp + self.alt.size;
+	if ((a->flags & SA_ONSTACK) && self->alt.size && !on_altstack(sp))
+		sp = self->alt.sp + self->alt.size;
 	else
 		sp -= RED_ZONE;
 	uint64_t fp = (sp - FP_SIZE) & ~63ul;
@@ -154,17 +177,17 @@ static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *inf
 	struct rt_sigframe *f = (struct rt_sigframe *)sp;
 	memset(f, 0, sizeof *f);
 	f->pretcode = a->restorer;
-	f->uc.stack = (struct stack_k){ self.alt.sp, altstack_flags(r->rsp), 0, self.alt.size };
+	f->uc.stack = (struct stack_k){ self->alt.sp, altstack_flags(r->rsp), 0, self->alt.size };
 	f->uc.mc = (struct sigcontext_k){
 		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rdi, r->rsi, r->rbp, r->rbx,
 		r->rdx, r->rax, r->rcx, r->rsp, r->rip, r->rflags, HUSK_KCS, 0, 0, HUSK_KDS,
-		t ? t->err : 0, t ? t->trapno : 0, self.mask, t ? t->cr2 : 0, fp, { 0 },
+		t ? t->err : 0, t ? t->trapno : 0, self->mask, t ? t->cr2 : 0, fp, { 0 },
 	};
-	f->uc.sigmask = self.suspended ? self.suspend_mask : self.mask;
-	self.suspended = 0;
+	f->uc.sigmask = self->suspended ? self->suspend_mask : self->mask;
+	self->suspended = 0;
 	f->info = *info;
-	self.mask |= a->mask | (a->flags & SA_NODEFER ? 0 : bit(sig));
-	self.mask &= ~unblockable;
+	self->mask |= a->mask | (a->flags & SA_NODEFER ? 0 : bit(sig));
+	self->mask &= ~unblockable;
 	r->rdi = sig, r->rsi = (uintptr_t)&f->info, r->rdx = (uintptr_t)&f->uc, r->rax = 0;
 	r->rip = a->handler, r->rsp = sp, r->rflags &= ~(EFLAGS_DF | EFLAGS_TF);
 	if (a->flags & SA_RESETHAND)
@@ -185,69 +208,71 @@ static void return_prepare(struct user_regs *r)
 
 static int next_signal(void)
 {
-	uint64_t due = self.pending & ~self.mask;
+	uint64_t due = due_set();
 	return due ? __builtin_ctzll(due) + 1 : 0;
+}
+
+/* Takes sig off the thread's pending set, else the process's: its info. */
+static struct siginfo_k dequeue(int sig)
+{
+	struct thread_signals *self = &current->sig;
+	if (self->pending & bit(sig)) {
+		self->pending &= ~bit(sig);
+		return self->info[sig];
+	}
+	shared_pending &= ~bit(sig);
+	return shared_info[sig];
 }
 
 void signal_raise(int sig)
 {
 	struct siginfo_k info = { .signo = sig, .code = SI_KERNEL };
-	generate(sig, &info);
+	generate(0, sig, &info);
 }
 
-/* The timers, and the stop signals husk received (Ctrl-C: sent from
- * outside, SI_USER from no process of this VM). */
-static void poll_sources(void)
+/* The stop signals husk received (Ctrl-C: sent from outside, SI_USER from
+ * no process of this VM), to the process. */
+void signal_poll_host(void)
 {
-	itimer_poll();
 	unsigned long host = __atomic_exchange_n(&REPORT->host_signals, 0, __ATOMIC_SEQ_CST);
 	for (int sig = 1; host; sig++, host >>= 1)
 		if ((host & 1) && sig < _NSIG) {
 			struct siginfo_k info = { .signo = sig, .code = SI_USER };
-			generate(sig, &info);
+			generate(0, sig, &info);
 		}
 }
 
 /* What is due, into r: at most one handler's frame. */
 static void deliver_due(struct user_regs *r)
 {
-	poll_sources();
+	struct thread_signals *self = &current->sig;
 	for (int sig; (sig = next_signal());) {
-		self.pending &= ~bit(sig);
+		struct siginfo_k info = dequeue(sig);
 		if (ignored(sig))
 			continue;
 		if (actions[sig].handler == (uintptr_t)SIG_DFL)
-			die(sig, self.info[sig].code == SI_USER && !self.info[sig].kill.pid ? HUSK_SIGNAL_FROM_HOST
-											     : HUSK_SIGNAL_SENT);
-		if (!setup_frame(r, sig, &self.info[sig], 0))
+			die(sig, info.code == SI_USER && !info.kill.pid ? HUSK_SIGNAL_FROM_HOST : HUSK_SIGNAL_SENT);
+		if (!setup_frame(r, sig, &info, 0))
 			bad_frame();
 		break; /* one handler at a time: the next at its next system call */
 	}
-	if (self.suspended) { /* rt_sigsuspend woke for a signal that ran no handler */
-		self.mask = self.suspend_mask;
-		self.suspended = 0;
+	if (self->suspended) { /* rt_sigsuspend woke for a signal that ran no handler */
+		self->mask = self->suspend_mask;
+		self->suspended = 0;
 	}
 	recompute();
 }
 
 void signal_deliver(struct user_regs *r)
 {
+	sched_exit_work();
 	deliver_due(r);
 	return_prepare(r);
 }
 
-_Noreturn void signal_interrupt(const struct user_regs *interrupted)
-{
-	static struct user_regs r; /* off the interrupt stack: the next interrupt may come on the way out */
-	r = *interrupted;
-	deliver_due(&r);
-	return_prepare(&r);
-	return_to_program(&r);
-}
-
 int signal_catches(int sig)
 {
-	return actions[sig].handler > (uintptr_t)SIG_IGN && !(self.mask & bit(sig));
+	return actions[sig].handler > (uintptr_t)SIG_IGN && !(current->sig.mask & bit(sig));
 }
 
 void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_t vector, uint64_t error)
@@ -261,17 +286,18 @@ void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_
 
 static int set_altstack(const struct stack_k *ss, uint64_t sp)
 {
+	struct stack_k *alt = &current->sig.alt;
 	if (on_altstack(sp))
 		return -EPERM;
 	if (ss->flags & ~(SS_DISABLE | SS_ONSTACK | (int32_t)(1u << 31))) /* SS_AUTODISARM: accepted */
 		return -EINVAL;
 	if (ss->flags & SS_DISABLE) {
-		self.alt = (struct stack_k){ 0, SS_DISABLE, 0, 0 };
+		*alt = (struct stack_k){ 0, SS_DISABLE, 0, 0 };
 		return 0;
 	}
 	if (ss->size < MIN_ALTSTACK)
 		return -ENOMEM;
-	self.alt = (struct stack_k){ ss->sp, 0, 0, ss->size };
+	*alt = (struct stack_k){ ss->sp, 0, 0, ss->size };
 	return 0;
 }
 
@@ -282,7 +308,7 @@ static long rt_sigreturn(struct user_regs *r)
 		bad_frame();
 	const struct sigcontext_k *m = &f->uc.mc;
 	if (m->fpstate) {
-		static uint8_t fx[FP_SIZE] __attribute__((aligned(16)));
+		uint8_t *fx = current->fpu; /* unused while the task runs */
 		if (m->fpstate % 16 || !user_ok((void *)m->fpstate, FP_SIZE))
 			bad_frame();
 		memcpy(fx, (void *)m->fpstate, FP_SIZE);
@@ -296,7 +322,7 @@ static long rt_sigreturn(struct user_regs *r)
 		m->r15, m->r14, m->r13, m->r12, m->rbp, m->rbx, m->r11, m->r10, m->r9, m->r8, m->rax, m->rcx, m->rdx,
 		m->rsi, m->rdi, m->rip, (r->rflags & ~EFLAGS_USER) | (m->eflags & EFLAGS_USER), m->rsp,
 	};
-	self.mask = f->uc.sigmask & ~unblockable;
+	current->sig.mask = f->uc.sigmask & ~unblockable;
 	struct stack_k ss = f->uc.stack;
 	set_altstack(&ss, r->rsp); /* as Linux, a bad one is ignored */
 	recompute();
@@ -305,14 +331,14 @@ static long rt_sigreturn(struct user_regs *r)
 
 void syscall_by_instruction(struct user_regs *r)
 {
-	insn_rsp = r->rsp;
+	current->frame = r;
 	if (r->rax == SYS_rt_sigreturn) {
 		REPORT->calls[SYS_rt_sigreturn]++;
 		rt_sigreturn(r);
 	} else {
 		r->rax = syscall_dispatch(r->rax, r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9);
 	}
-	insn_rsp = 0;
+	current->frame = 0;
 	signal_deliver(r);
 }
 
@@ -335,8 +361,14 @@ long sys_rt_sigaction(long sig, const void *act, void *old, unsigned long size)
 	if (act) {
 		memcpy(&actions[sig], act, sizeof actions[sig]);
 		actions[sig].mask &= ~unblockable;
-		if (ignored(sig)) /* setting "ignore" drops what is pending */
-			self.pending &= ~bit(sig);
+		if (ignored(sig)) { /* setting "ignore" drops what is pending, in every thread */
+			struct task *t = current;
+			do {
+				t->sig.pending &= ~bit(sig);
+				t = t->next;
+			} while (t != current);
+			shared_pending &= ~bit(sig);
+		}
 		recompute();
 	}
 	if (old)
@@ -346,16 +378,17 @@ long sys_rt_sigaction(long sig, const void *act, void *old, unsigned long size)
 
 long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, unsigned long size)
 {
+	struct thread_signals *self = &current->sig;
 	if (size != sizeof(uint64_t) || how < SIG_BLOCK || how > SIG_SETMASK)
 		return -EINVAL;
 	if ((set && !user_ok(set, 8)) || (old && !user_ok(old, 8)))
 		return -EFAULT;
 	if (old)
-		*old = self.mask;
+		*old = self->mask;
 	if (set) {
 		uint64_t s = *set;
-		self.mask = how == SIG_BLOCK ? self.mask | s : how == SIG_UNBLOCK ? self.mask & ~s : s;
-		self.mask &= ~unblockable;
+		self->mask = how == SIG_BLOCK ? self->mask | s : how == SIG_UNBLOCK ? self->mask & ~s : s;
+		self->mask &= ~unblockable;
 		recompute();
 	}
 	return 0;
@@ -363,10 +396,12 @@ long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, unsigned l
 
 long sys_sigaltstack(const void *ss, void *old)
 {
-	uint64_t sp = insn_rsp ? insn_rsp : (uintptr_t)__builtin_frame_address(0); /* the fast entry runs on it */
+	const struct user_regs *fr = current->frame;
+	uint64_t sp = fr ? fr->rsp : (uintptr_t)(fast_frame + 7);
+	const struct stack_k *alt = &current->sig.alt;
 	if ((ss && !user_ok(ss, sizeof(struct stack_k))) || (old && !user_ok(old, sizeof(struct stack_k))))
 		return -EFAULT;
-	struct stack_k prev = { self.alt.sp, altstack_flags(sp), 0, self.alt.size };
+	struct stack_k prev = { alt->sp, altstack_flags(sp), 0, alt->size };
 	if (ss) {
 		struct stack_k s;
 		memcpy(&s, ss, sizeof s);
@@ -385,37 +420,24 @@ long sys_rt_sigpending(uint64_t *set, unsigned long size)
 		return -EINVAL;
 	if (!user_ok(set, size))
 		return -EFAULT;
-	memcpy(set, &self.pending, size);
+	uint64_t p = current->sig.pending | shared_pending;
+	memcpy(set, &p, size);
 	return 0;
 }
 
-/* The host thread sleeps ns at most, less when a timer is due sooner (one
- * exit, no guest CPU spent), then what came is taken. */
-static void nap(uint64_t ns)
-{
-	uint64_t t = itimer_wait_limit();
-	ns = ns < t ? ns : t;
-	REPORT->sleep_ns = ns > (~0ul >> 1) ? ~0ul >> 1 : ns;
-	if (ns)
-		outl(HUSK_PORT_SLEEP, 0);
-	poll_sources();
-}
-
-/* Only a signal can wake the one thread: the host sleeps until the next
- * timer is due (or for ever: until the run's limits end it, as pause()
- * would sleep for ever on Linux).  Returns once a signal is due. */
+/* Blocks (other tasks run) until a signal is due, for ever if none comes
+ * (until the run's limits end it, as pause() would sleep for ever). */
 static void wait_for_signal(void)
 {
 	while (!next_signal())
-		nap(UINT64_MAX);
+		sched_block(0, 1);
 }
 
 int signal_sleep(uint64_t ns)
 {
 	uint64_t end = clock_mono_ns() + ns;
-	for (uint64_t now; (now = clock_mono_ns()) < end;) {
-		nap(end - now);
-		if (next_signal())
+	while (clock_mono_ns() < end) {
+		if (sched_block(end, 1) == -EINTR && next_signal())
 			return -EINTR;
 	}
 	return 0;
@@ -423,15 +445,16 @@ int signal_sleep(uint64_t ns)
 
 long sys_rt_sigsuspend(const uint64_t *mask, unsigned long size)
 {
+	struct thread_signals *self = &current->sig;
 	if (size != sizeof(uint64_t))
 		return -EINVAL;
 	if (!user_ok(mask, 8))
 		return -EFAULT;
-	uint64_t old = self.mask;
-	self.mask = *mask & ~unblockable;
+	uint64_t old = self->mask;
+	self->mask = *mask & ~unblockable;
 	recompute();
 	wait_for_signal();
-	self.suspended = 1, self.suspend_mask = old; /* the handler's frame restores it */
+	self->suspended = 1, self->suspend_mask = old; /* the handler's frame restores it */
 	return -EINTR;
 }
 
@@ -443,6 +466,7 @@ long sys_pause(void)
 
 long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, unsigned long size)
 {
+	struct thread_signals *self = &current->sig;
 	if (size != sizeof(uint64_t))
 		return -EINVAL;
 	if (!user_ok(set, 8) || (info && !user_ok(info, sizeof(struct siginfo_k))) ||
@@ -452,34 +476,42 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 	const int64_t *ts = timeout;
 	if (ts && (ts[0] < 0 || ts[1] < 0 || ts[1] >= NSEC_PER_SEC))
 		return -EINVAL;
-	uint64_t end = !ts ? UINT64_MAX : ts[0] > 9000000000ll ? UINT64_MAX : clock_mono_ns() + ts[0] * NSEC_PER_SEC + ts[1];
-	poll_sources();
+	uint64_t end = !ts ? 0 : ts[0] > 9000000000ll ? 0 : clock_mono_ns() + ts[0] * NSEC_PER_SEC + ts[1];
+	if (ts && !ts[0] && !ts[1])
+		end = 1; /* a poll: already past */
+	long r;
+	self->waiting_for = want;
 	for (;;) {
-		uint64_t hit = self.pending & want;
+		uint64_t hit = (self->pending | shared_pending) & want;
 		if (hit) {
 			int sig = __builtin_ctzll(hit) + 1;
-			self.pending &= ~bit(sig);
-			recompute();
+			struct siginfo_k got = dequeue(sig);
 			if (info)
-				memcpy(info, &self.info[sig], sizeof self.info[sig]);
-			return sig;
+				memcpy(info, &got, sizeof got);
+			r = sig;
+			break;
 		}
-		if (next_signal())
-			return -EINTR; /* another signal, to its handler */
-		uint64_t now = clock_mono_ns();
-		if (now >= end)
-			return -EAGAIN;
-		nap(end - now);
+		if (next_signal()) {
+			r = -EINTR; /* another signal, to its handler */
+			break;
+		}
+		if (sched_block(end, 1) == -ETIMEDOUT) {
+			r = -EAGAIN;
+			break;
+		}
 	}
+	self->waiting_for = 0;
+	recompute();
+	return r;
 }
 
-static long send_self(long sig, int code)
+static long send(struct task *t, long sig, int code)
 {
 	if (sig < 0 || sig >= _NSIG)
 		return -EINVAL;
 	if (sig) {
 		struct siginfo_k info = { .signo = (int32_t)sig, .code = code, .kill = { PID, 0 } };
-		generate((int)sig, &info);
+		generate(t, (int)sig, &info);
 	}
 	return 0;
 }
@@ -492,16 +524,17 @@ long sys_kill(long pid, long sig)
 		return -ESRCH;
 	if (pid == -PID) /* -1: every other process */
 		return sig < 0 || sig >= _NSIG ? -EINVAL : -ESRCH;
-	return send_self(sig, SI_USER);
+	return send(0, sig, SI_USER);
 }
 
 long sys_tgkill(long tgid, long tid, long sig)
 {
 	if (tgid <= 0 || tid <= 0)
 		return -EINVAL;
-	if (tgid != PID || tid != PID)
+	struct task *t = tgid == PID ? task_by_tid((int)tid) : 0;
+	if (!t)
 		return -ESRCH;
-	return send_self(sig, SI_TKILL);
+	return send(t, sig, SI_TKILL);
 }
 
 long sys_rt_sigqueueinfo(long pid, long sig, const void *uinfo)
@@ -515,6 +548,6 @@ long sys_rt_sigqueueinfo(long pid, long sig, const void *uinfo)
 	struct siginfo_k info;
 	memcpy(&info, uinfo, sizeof info);
 	info.signo = (int32_t)sig;
-	generate((int)sig, &info);
+	generate(0, (int)sig, &info);
 	return 0;
 }

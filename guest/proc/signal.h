@@ -9,12 +9,14 @@
 #include <stdint.h>
 #include "arch/regs.h"
 
-/* Nonzero while a pending signal is not blocked: fast_entry's one test. */
+/* Nonzero while a pending signal is not blocked, or the scheduler wants the
+ * slow way out: fast_entry's one test. */
 extern volatile uint8_t signal_waiting;
 
 /* From entry.S: the `syscall` instruction's frame, and the fast entry's
- * when signal_waiting.  Delivers what is due into r, then stages r's
- * return (return_prepare). */
+ * when signal_waiting.  Gives up the CPU if another task should run
+ * (sched_exit_work), delivers what is due into r, then stages r's return
+ * (return_prepare). */
 void syscall_by_instruction(struct user_regs *r);
 void signal_deliver(struct user_regs *r);
 
@@ -23,11 +25,14 @@ void signal_deliver(struct user_regs *r);
  * with SIGSEGV when its frame does not fit); else the fault is fatal. */
 int signal_catches(int sig);
 void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_t vector, uint64_t error);
-/* The interrupt came while the program ran: what is due is delivered, and
- * the program resumes (in a handler, or where it was). */
-_Noreturn void signal_interrupt(const struct user_regs *interrupted);
-/* A signal the kernel raises (a timer's). */
+/* A signal the kernel raises for the process (a timer's). */
 void signal_raise(int sig);
+/* Takes the stop signals husk received (REPORT->host_signals). */
+void signal_poll_host(void);
+/* Is a signal due for the current thread (pending and not blocked)? */
+int signal_due(void);
+/* signal_waiting again, for the current thread. */
+void signal_recompute(void);
 /* Sleeps ns, or until a signal is due: 0, or -EINTR. */
 int signal_sleep(uint64_t ns);
 /* The run ends as if killed by sig (the status Linux gives). */

@@ -12,13 +12,14 @@
 #include "sys/sys_fs.h"
 #include "sys/sys_info.h"
 #include "proc/itimer.h"
+#include "proc/futex.h"
+#include "proc/sched.h"
 #include "proc/signal.h"
+#include "proc/thread.h"
 #include "linux_abi.h"
 #include "linux_syscall.h"
 
 struct timespec_k { long sec, nsec; };
-
-static uint64_t fs_base;
 
 static long sys_uname(char *u)
 {
@@ -27,24 +28,6 @@ static long sys_uname(char *u)
 		return -EFAULT;
 	memcpy(u, f, sizeof f);
 	return 0;
-}
-
-static long sys_arch_prctl(long code, uint64_t addr)
-{
-	if (code == ARCH_SET_FS) {
-		if (addr >= 1ull << 47)
-			return -EPERM;
-		fs_base = addr;
-		wrmsr(MSR_FS_BASE, addr);
-		return 0;
-	}
-	if (code == ARCH_GET_FS) {
-		if (!user_ok((void *)addr, 8))
-			return -EFAULT;
-		*(uint64_t *)addr = fs_base;
-		return 0;
-	}
-	return -EINVAL;
 }
 
 static int clock_valid(long clk)
@@ -167,7 +150,7 @@ static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t 
 	if (resource == RLIMIT_NOFILE)
 		return fd_rlimit(want, old);
 	uint64_t v = resource == RLIMIT_STACK ? HUSK_STACK_SIZE : resource == RLIMIT_CORE ? 0
-		   : resource == RLIMIT_NPROC ? 1 : RLIM_INFINITY;
+		   : resource == RLIMIT_NPROC ? (uint64_t)boot.max_tasks : RLIM_INFINITY;
 	uint64_t cur[2] = { v, v };
 	if (want && (want[0] != v || want[1] != v))
 		return -EPERM;
@@ -252,8 +235,13 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_brk: return mem_brk(a1);
 	case SYS_madvise: return 0;
 	case SYS_arch_prctl: return sys_arch_prctl(a1, a2);
-	case SYS_set_tid_address: return 1;
-	case SYS_getpid: case SYS_gettid: return 1;
+	case SYS_set_tid_address: return sys_set_tid_address((uint32_t *)a1);
+	case SYS_set_robust_list: return sys_set_robust_list(a1, a2);
+	case SYS_get_robust_list: return sys_get_robust_list(a1, (uint64_t *)a2, (uint64_t *)a3);
+	case SYS_getpid: return 1;
+	case SYS_gettid: return current->tid;
+	case SYS_clone: return sys_clone(a1, a2, (uint32_t *)a3, (uint32_t *)a4, a5);
+	case SYS_futex: return sys_futex((uint32_t *)a1, a2, a3, (const void *)a4, (uint32_t *)a5, a6);
 	case SYS_getrlimit: return sys_prlimit(0, a1, 0, (uint64_t *)a2);
 	case SYS_setrlimit: return sys_prlimit(0, a1, (const uint64_t *)a2, 0);
 	case SYS_prlimit64: return sys_prlimit(a1, a2, (const uint64_t *)a3, (uint64_t *)a4);
@@ -266,7 +254,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_times: return sys_times((void *)a1);
 	case SYS_getrusage: return sys_getrusage(a1, (void *)a2);
 	case SYS_sched_getaffinity: return sys_sched_getaffinity(a1, a2, (void *)a3);
-	case SYS_sched_yield: return 0; /* nothing else to run */
+	case SYS_sched_yield: sched_yield(); return 0;
 	case SYS_getpriority: return sys_getpriority(a1, a2);
 	case SYS_getuid: case SYS_getgid: case SYS_geteuid: case SYS_getegid: return 0;
 	case SYS_clock_gettime: return sys_clock_gettime(a1, (struct timespec_k *)a2);
@@ -286,10 +274,8 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_setitimer: return sys_setitimer(a1, (const long *)a2, (long *)a3);
 	case SYS_getitimer: return sys_getitimer(a1, (long *)a2);
 	case SYS_alarm: return sys_alarm(a1);
-	case SYS_exit: case SYS_exit_group:
-		fd_close_all();
-		vfs_finish();
-		halt_exit(a1 & 0xff);
+	case SYS_exit: sys_exit(a1);
+	case SYS_exit_group: process_exit(a1);
 	}
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)
 		REPORT->enosys[nr]++;

@@ -49,6 +49,7 @@
 
 /* Boot registers: rdi = HUSK_FDT, rsi = flags. */
 #define HUSK_BOOT_PVM 1ul  /* running on kvm_pvm: register the VIF page first */
+#define HUSK_BOOT_FSGSBASE 2ul /* CR4.FSGSBASE is on: wrfsbase/rdfsbase work */
 
 /* kvm_pvm MSRs */
 #define PVM_MSR_VIF       0x4b564d10u
@@ -118,6 +119,8 @@ struct husk_report {
 	 * an interrupt at HUSK_HOST_SIGNAL_VECTOR; the guest takes and clears
 	 * them and raises each in the program. */
 	unsigned long host_signals;
+	unsigned int tasks_created;          /* threads (and processes) the run made, the first included */
+	unsigned int tasks_peak;             /* the most alive at once */
 };
 #endif
 

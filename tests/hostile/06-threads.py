@@ -1,13 +1,11 @@
-# expected: threading.Thread().start() and _thread.start_new_thread raise RuntimeError; prints two lines, exit 0
-import _thread
+# expected: a thread bomb: threads that wait for ever are started until start() fails; prints
+# "bomb: RuntimeError after 255 threads" (the default --pids 256, the main thread counted), exit 0
 import threading
+n = 0
+never = threading.Event()
 try:
-    threading.Thread(target=lambda: None).start()
-    print("thread started")
+    while True:
+        threading.Thread(target=never.wait, daemon=True).start()
+        n += 1
 except RuntimeError as e:
-    print("Thread.start: RuntimeError:", e)
-try:
-    _thread.start_new_thread(lambda: None, ())
-    print("thread started")
-except RuntimeError as e:
-    print("start_new_thread: RuntimeError:", e)
+    print("bomb: RuntimeError after", n, "threads:", e)

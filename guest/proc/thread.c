@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Threads (thread.h).  clone makes a task that starts where the caller's
+ * `syscall` returns, with rax 0 on its own stack: what musl's and glibc's
+ * clone wrappers expect.  New processes (fork, vfork, clone without
+ * CLONE_VM) are not made yet: -ENOSYS, as before. */
+#include <errno.h>
+#include "kernel.h"
+#include "linux_abi.h"
+#include "fs/file.h"
+#include "fs/vfs.h"
+#include "proc/futex.h"
+#include "proc/sched.h"
+#include "proc/thread.h"
+
+#define CLONE_VM             0x00000100ul
+#define CLONE_FS             0x00000200ul
+#define CLONE_FILES          0x00000400ul
+#define CLONE_SIGHAND        0x00000800ul
+#define CLONE_THREAD         0x00010000ul
+#define CLONE_SYSVSEM        0x00040000ul
+#define CLONE_SETTLS         0x00080000ul
+#define CLONE_PARENT_SETTID  0x00100000ul
+#define CLONE_CHILD_CLEARTID 0x00200000ul
+#define CLONE_DETACHED       0x00400000ul
+#define CLONE_CHILD_SETTID   0x01000000ul
+#define THREAD_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD)
+#define THREAD_EXTRAS (CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | \
+		       CLONE_DETACHED | CLONE_CHILD_SETTID)
+#define ROBUST_LIST_HEAD_SIZE 24
+
+/* The caller's registers as its `syscall` returns them: the instruction's
+ * frame, or for a fast-entry call what a SysV call preserves. */
+static struct user_regs caller_regs(void)
+{
+	if (current->frame)
+		return *current->frame;
+	const uint64_t *f = fast_frame;
+	uint64_t flags;
+	__asm__ volatile("pushfq; pop %0" : "=r"(flags));
+	return (struct user_regs){ .r15 = f[0], .r14 = f[1], .r13 = f[2], .r12 = f[3], .rbx = f[4], .rbp = f[5],
+				   .rip = f[6], .rsp = (uintptr_t)(f + 7), .rflags = flags };
+}
+
+long sys_clone(unsigned long flags, uint64_t stack, uint32_t *ptid, uint32_t *ctid, uint64_t tls)
+{
+	if (((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) || ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)))
+		return -EINVAL;
+	if ((flags & THREAD_FLAGS) != THREAD_FLAGS)
+		return -ENOSYS; /* a new process */
+	if (flags & ~(THREAD_FLAGS | THREAD_EXTRAS | 0xff))
+		return -EINVAL;
+	if (((flags & CLONE_PARENT_SETTID) && !user_ok(ptid, 4)) ||
+	    ((flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)) && !user_ok(ctid, 4)))
+		return -EFAULT;
+	if ((flags & CLONE_SETTLS) && tls >= 1ull << 47)
+		return -EPERM;
+	struct user_regs r = caller_regs();
+	r.rax = 0;
+	if (stack)
+		r.rsp = stack;
+	struct task *t = task_create(&r, flags & CLONE_SETTLS ? tls : fs_base_read());
+	if (!t)
+		return -EAGAIN;
+	if (flags & CLONE_PARENT_SETTID)
+		*ptid = (uint32_t)t->tid;
+	if (flags & CLONE_CHILD_SETTID)
+		*ctid = (uint32_t)t->tid;
+	if (flags & CLONE_CHILD_CLEARTID)
+		t->clear_tid = ctid;
+	return t->tid;
+}
+
+/* The thread ends: its clear_tid word zeroed and woken (pthread_join waits
+ * on it); the last thread's exit ends the process. */
+_Noreturn void sys_exit(int code)
+{
+	uint32_t *p = current->clear_tid;
+	if (p && user_ok(p, 4) && (uintptr_t)p % 4 == 0) {
+		*p = 0;
+		futex_wake(p, 1);
+	}
+	task_exit(code & 0xff);
+}
+
+_Noreturn void process_exit(int status)
+{
+	fd_close_all();
+	vfs_finish();
+	halt_exit(status & 0xff);
+}
+
+long sys_set_tid_address(uint32_t *p)
+{
+	current->clear_tid = p;
+	return current->tid;
+}
+
+/* Stored and reported; a dying thread's robust mutexes are not marked
+ * (a thread only dies with its process, or by its own exit). */
+long sys_set_robust_list(uint64_t head, uint64_t len)
+{
+	if (len != ROBUST_LIST_HEAD_SIZE)
+		return -EINVAL;
+	current->robust_list = head, current->robust_len = len;
+	return 0;
+}
+
+long sys_get_robust_list(long tid, uint64_t *head, uint64_t *len)
+{
+	struct task *t = tid ? task_by_tid((int)tid) : current;
+	if (!t)
+		return -ESRCH;
+	if (!user_ok(head, 8) || !user_ok(len, 8))
+		return -EFAULT;
+	*head = t->robust_list, *len = ROBUST_LIST_HEAD_SIZE;
+	return 0;
+}
+
+long sys_arch_prctl(long code, uint64_t addr)
+{
+	if (code == ARCH_SET_FS) {
+		if (addr >= 1ull << 47)
+			return -EPERM;
+		current->fs_base = addr;
+		fs_base_write(addr);
+		return 0;
+	}
+	if (code == ARCH_GET_FS) {
+		if (!user_ok((void *)addr, 8))
+			return -EFAULT;
+		*(uint64_t *)addr = fs_base_read();
+		return 0;
+	}
+	return -EINVAL;
+}
