@@ -10,6 +10,7 @@ _Noreturn void kmain(const void *fdt, unsigned long flags)
 {
 	trap_init();
 	bootinfo_parse(fdt, flags & HUSK_BOOT_PVM);
+	boot.fsgsbase = (flags & HUSK_BOOT_FSGSBASE) != 0;
 	clock_init();
 	apic_init();
 	random_init(boot.seed);

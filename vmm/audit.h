@@ -26,6 +26,9 @@ struct run_record {
 	int nconflict_paths;
 	int scratch;                   /* no -w: /workdir was the guest's scratch directory */
 	uint64_t scratch_bytes;        /* file data left there, as the guest counted it */
+	/* threads and processes, as the guest counted them: made (the first
+	 * included), the most alive at once */
+	unsigned tasks_created, tasks_peak;
 };
 
 /* Opened before the VMM loses its view of the host's files.  Returns 0 with

@@ -60,6 +60,7 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 	e = e ? e : prop_u32s(fdt, HUSK_DT_TTY, (uint32_t[]){ p->tty[0], p->tty[1], p->tty[2] }, 3);
 	e = e ? e : prop_u32s(fdt, HUSK_DT_WINSIZE, (uint32_t[]){ p->rows, p->cols }, 2);
 	e = e ? e : fdt_property_u32(fdt, HUSK_DT_OPEN_FILES, p->open_files);
+	e = e ? e : fdt_property_u32(fdt, HUSK_DT_PIDS, p->pids);
 	if (!e && p->selftest)
 		e = fdt_property(fdt, HUSK_DT_SELFTEST, NULL, 0);
 	e = e ? e : prop_strings(fdt, HUSK_DT_ARGV, p->argv, p->argc);

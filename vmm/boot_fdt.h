@@ -28,6 +28,7 @@ struct boot_params {
 	uint16_t rows, cols;
 	int selftest;
 	uint32_t open_files;
+	uint32_t pids;
 	struct boot_device dev[HUSK_MMIO_MAX];
 	int ndev;
 	const char *script_name;       /* a script in guest RAM for /workdir, or NULL */

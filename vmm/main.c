@@ -255,6 +255,7 @@ static void describe_machine(struct session *s, const struct elf_image *image)
 		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
 		.entry = image->entry, .phdr = image->phdr, .phnum = image->phnum, .image_end = image->hi,
 		.tsc_khz = s->vm.tsc_khz, .selftest = o->selftest, .open_files = o->open_files,
+		.pids = o->pids,
 	};
 	if (s->script.gpa) {
 		s->bp.script_name = s->script.name;
@@ -349,7 +350,8 @@ static int report(struct session *s, int status)
 {
 	struct run_record rec = { .reason = run_end_reason(), .bytes_out = s->con[1].bytes_out,
 				  .bytes_err = s->con[2].bytes_out, .output_cut = s->out_limit.cut,
-				  .scratch = !s->o->workdir, .scratch_bytes = s->guest.scratch_bytes };
+				  .scratch = !s->o->workdir, .scratch_bytes = s->guest.scratch_bytes,
+				  .tasks_created = s->guest.tasks_created, .tasks_peak = s->guest.tasks_peak };
 	for (int i = 0; i < s->disks.n; i++)
 		rec.blk_denied_writes += s->blks[i].denied_writes;
 	rec.peak_memory = resident_bytes(&s->vm.mem);

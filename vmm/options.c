@@ -9,6 +9,7 @@
 #include "errmsg.h"
 #include "exit_codes.h"
 #include "husk/abi.h"
+#include "husk/boot_tree.h"
 #include "options.h"
 #include "policy.h"
 
@@ -31,6 +32,8 @@ void options_help(void)
 	       "                        beyond it ends the run (exit 153) with a marker on stderr\n"
 	       "      --open-files N    files the program may have open at once, 3 to 1024\n"
 	       "                        (default 1024; beyond it open fails with EMFILE)\n"
+	       "      --pids N          threads and processes alive at once, 1 to %d\n"
+	       "                        (default %d; beyond it a new thread fails with EAGAIN)\n"
 	       "  -e, --env KEY=VALUE   set a variable in the program's environment (repeatable;\n"
 	       "                        otherwise it holds only the image's defaults and\n"
 	       "                        PATH, HOME, LANG: nothing of the host's)\n"
@@ -62,7 +65,8 @@ void options_help(void)
 	       "program or no /dev/kvm), 152 CPU time limit, 153 output limit.\n"
 	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary,\n"
 	       "else ../lib/husk from it (an installed husk).  See husk(1).\n",
-	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30));
+	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30), HUSK_PIDS_MAX,
+	       HUSK_PIDS_DEFAULT);
 }
 
 /* "256M", "1G", "1048576": bytes. */
@@ -91,13 +95,14 @@ static uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint6
 	return (uint64_t)v << shift;
 }
 
-static uint32_t parse_open_files(const char *s)
+/* A whole number from min to max: --open-files, --pids. */
+static uint32_t parse_count(const char *what, const char *s, uint32_t min, uint32_t max)
 {
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < 3 || v > HUSK_OPEN_FILES_MAX)
-		usage_error("bad open-files limit '%s' (a number from 3 to %d)", s, HUSK_OPEN_FILES_MAX);
+	if (errno || end == s || *end || *s == '-' || v < min || v > max)
+		usage_error("bad %s '%s' (a number from %u to %u)", what, s, min, max);
 	return (uint32_t)v;
 }
 
@@ -131,6 +136,7 @@ static const struct option longopts[] = {
 	{ "audit", required_argument, 0, 'A' },
 	{ "stats", no_argument, 0, 's' },
 	{ "open-files", required_argument, 0, 'F' },
+	{ "pids", required_argument, 0, 'T' },
 	{ "no-pvm", no_argument, 0, 'P' },
 	{ "no-namespaces", no_argument, 0, 'N' },
 	{ "syscalls", no_argument, 0, 'S' },
@@ -169,7 +175,8 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 			break;
 		case 'A': t->audit = optarg; break;
 		case 's': t->stats = 1; break;
-		case 'F': t->open_files = parse_open_files(optarg); break;
+		case 'F': t->open_files = parse_count("open-files limit", optarg, 3, HUSK_OPEN_FILES_MAX); break;
+		case 'T': t->pids = parse_count("pids limit", optarg, 1, HUSK_PIDS_MAX); break;
 		case 'P': t->no_pvm = 1; break;
 		case 'N': t->no_namespaces = 1; break;
 		case 'S': t->syscalls = 1; break;
@@ -214,6 +221,7 @@ void parse_options(int argc, char **argv, struct options *o, int need_program)
 	o->disk_size = 1ull << 30;
 	o->output_limit = 64ull << 20;
 	o->open_files = HUSK_OPEN_FILES_MAX;
+	o->pids = HUSK_PIDS_DEFAULT;
 	const char *policy = NULL;
 	/* Every option could be -e or --ro. */
 	size_t room = argc + 1;

@@ -7,12 +7,16 @@
 #ifndef HUSK_VERSION
 #define HUSK_VERSION "0.1.0"
 #endif
+/* --pids: threads and processes alive at once in the guest (the default,
+ * HUSK_PIDS_DEFAULT, is the boot tree's: husk/boot_tree.h). */
+#define HUSK_PIDS_MAX 4096
 
 struct options {
 	uint64_t memory;
 	double timeout, cpu_time;
 	uint64_t output_limit;
 	uint32_t open_files;
+	uint32_t pids;
 	char **env;
 	int nenv;
 	int no_pvm, no_namespaces, syscalls, selftest, stats;

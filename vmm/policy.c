@@ -13,9 +13,9 @@ static const struct {
 	char kind;
 } keys[] = {
 	{ "memory", "memory", 's' }, { "timeout", "timeout", 't' }, { "cpu_time", "cpu-time", 't' },
-	{ "output_limit", "output-limit", 's' }, { "open_files", "open-files", 'n' }, { "disk", "disk", 's' },
-	{ "workdir", "workdir", 'p' }, { "env", "env", 'm' }, { "ro", "ro", 'm' }, { "pvm", "no-pvm", 'b' },
-	{ "namespaces", "no-namespaces", 'b' },
+	{ "output_limit", "output-limit", 's' }, { "open_files", "open-files", 'n' }, { "pids", "pids", 'n' },
+	{ "disk", "disk", 's' }, { "workdir", "workdir", 'p' }, { "env", "env", 'm' }, { "ro", "ro", 'm' },
+	{ "pvm", "no-pvm", 'b' }, { "namespaces", "no-namespaces", 'b' },
 };
 
 struct list {
@@ -128,10 +128,10 @@ json_t *policy_json(const struct options *o)
 		json_object_set_new(ro, k, json_string(eq + 1));
 		free(k);
 	}
-	json_t *p = json_pack("{s:I, s:f, s:f, s:I, s:i, s:I, s:b, s:b, s:o, s:o}", "memory", (json_int_t)o->memory,
+	json_t *p = json_pack("{s:I, s:f, s:f, s:I, s:i, s:i, s:I, s:b, s:b, s:o, s:o}", "memory", (json_int_t)o->memory,
 			      "timeout", o->timeout, "cpu_time", o->cpu_time, "output_limit", (json_int_t)o->output_limit,
-			      "open_files", (int)o->open_files, "disk", (json_int_t)o->disk_size, "pvm", !o->no_pvm,
-			      "namespaces", !o->no_namespaces, "env", env, "ro", ro);
+			      "open_files", (int)o->open_files, "pids", (int)o->pids, "disk", (json_int_t)o->disk_size,
+			      "pvm", !o->no_pvm, "namespaces", !o->no_namespaces, "env", env, "ro", ro);
 	json_object_set_new(p, "workdir", o->workdir ? json_string(o->workdir) : json_null());
 	return p;
 }

@@ -15,6 +15,7 @@
 #define MSR_STAR   0xc0000081u
 #define MSR_LSTAR  0xc0000082u
 #define MSR_SFMASK 0xc0000084u
+#define CR4_FSGSBASE (1ull << 16)
 
 static int get_msr(int vcpu, uint32_t index, uint64_t *value)
 {
@@ -101,6 +102,16 @@ static void cpuid_to_cache(const char *name, const struct cpuid_table *t)
 	close(dir);
 }
 
+/* CPUID leaf 7 subleaf 0, EBX bit 0: rdfsbase, wrfsbase and friends. */
+static int has_fsgsbase(const struct cpuid_table *t)
+{
+	for (uint32_t i = 0; i < t->c.nent && i < 256; i++)
+		if (t->e[i].function == 7 && t->e[i].index == 0)
+			return t->e[i].ebx & 1;
+	return 0;
+}
+
+/* The CPUID KVM supports, as the guest's; notes FSGSBASE in v. */
 static int set_cpuid(struct vm *v)
 {
 	static struct cpuid_table t;
@@ -113,6 +124,7 @@ static int set_cpuid(struct vm *v)
 		if (cached)
 			cpuid_to_cache(name, &t);
 	}
+	v->fsgsbase = has_fsgsbase(&t);
 	return ioctl(v->vcpu, KVM_SET_CPUID2, &t);
 }
 
@@ -269,14 +281,24 @@ int vm_setup_cpu(struct vm *v, uint64_t entry, char *err, size_t errlen)
 	s.gdt.limit = 10 * 8 - 1;
 	s.idt.base = 0;   /* the kernel loads its own */
 	s.idt.limit = 0;
-	if (ioctl(v->vcpu, KVM_SET_SREGS, &s) < 0)
+	/* CR4.FSGSBASE where the CPUID has it: the guest kernel is told
+	 * (HUSK_BOOT_FSGSBASE); a KVM that refuses it gets the CPU without. */
+	if (v->fsgsbase) {
+		s.cr4 |= CR4_FSGSBASE;
+		if (ioctl(v->vcpu, KVM_SET_SREGS, &s) < 0) {
+			v->fsgsbase = 0;
+			s.cr4 &= ~CR4_FSGSBASE;
+		}
+	}
+	if (!v->fsgsbase && ioctl(v->vcpu, KVM_SET_SREGS, &s) < 0)
 		return errmsg_errno(err, errlen, "KVM_SET_SREGS");
 	/* syscall enters at CS 0x10 / SS 0x18; SFMASK clears TF IF DF AC NT. */
 	uint32_t msr[] = { MSR_STAR, MSR_LSTAR, MSR_SFMASK };
 	uint64_t val[] = { (uint64_t)HUSK_UCS32 << 48 | (uint64_t)HUSK_KCS << 32, kh->syscall_entry, 0x47700 };
 	if (set_msrs(v->vcpu, msr, val, 3) < 0)
 		return errmsg_errno(err, errlen, "KVM_SET_MSRS");
-	struct kvm_regs r = { .rip = entry, .rdi = HUSK_FDT, .rsi = v->pvm ? HUSK_BOOT_PVM : 0, .rflags = 2 };
+	uint64_t flags = (v->pvm ? HUSK_BOOT_PVM : 0) | (v->fsgsbase ? HUSK_BOOT_FSGSBASE : 0);
+	struct kvm_regs r = { .rip = entry, .rdi = HUSK_FDT, .rsi = flags, .rflags = 2 };
 	if (ioctl(v->vcpu, KVM_SET_REGS, &r) < 0)
 		return errmsg_errno(err, errlen, "KVM_SET_REGS");
 	return 0;

@@ -12,6 +12,7 @@ struct vm {
 	size_t run_size;
 	struct guest_mem mem;
 	int pvm;            /* /dev/kvm is kvm_pvm and the guest uses it */
+	int fsgsbase;       /* CR4.FSGSBASE: the guest's CPUID has it, and KVM took it (HUSK_BOOT_FSGSBASE) */
 	uint64_t tsc_khz;
 };
 

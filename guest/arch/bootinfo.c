@@ -79,6 +79,11 @@ void bootinfo_parse(const void *fdt, int pvm)
 	boot.rows = fdt32_ld(t), boot.cols = fdt32_ld(t + 1);
 	boot.selftest = fdt_getprop(fdt, chosen, HUSK_DT_SELFTEST, 0) != 0;
 	boot.open_files = (int)fdt32_ld(prop(fdt, chosen, HUSK_DT_OPEN_FILES, 0, 4));
+	boot.max_tasks = HUSK_PIDS_DEFAULT;
+	if (fdt_getprop(fdt, chosen, HUSK_DT_PIDS, 0))
+		boot.max_tasks = (int)fdt32_ld(prop(fdt, chosen, HUSK_DT_PIDS, 0, 4));
+	if (boot.max_tasks < 1)
+		panic("boot device tree: bad " HUSK_DT_PIDS);
 	if (fdt_getprop(fdt, chosen, HUSK_DT_SCRIPT, 0))
 		script_parse(fdt, chosen);
 

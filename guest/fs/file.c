@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "fs/file.h"
+#include "ipc/stream.h"
 #include "kernel.h"
 #include "linux_abi.h"
 
@@ -117,6 +118,8 @@ void file_put(struct file *f)
 		return;
 	if (f->kind == FILE_FS)
 		inode_ref(f, -1);
+	if (f->kind == FILE_STREAM && f->ops)
+		f->ops->release(f);
 	if (f->path)
 		kfree(f->path, PATH_MAX);
 	kfree(f, sizeof *f);

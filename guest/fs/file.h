@@ -8,7 +8,8 @@
 
 #define MAX_FDS HUSK_OPEN_FILES_MAX
 
-enum file_kind { FILE_CONSOLE, FILE_FS, FILE_SYNTH, FILE_DEV };
+enum file_kind { FILE_CONSOLE, FILE_FS, FILE_SYNTH, FILE_DEV, FILE_STREAM };
+struct stream_ops;
 
 struct file {
 	int refs;
@@ -20,6 +21,8 @@ struct file {
 	int dev;             /* FILE_DEV: DEV_*; FILE_CONSOLE: the console's fd */
 	uint64_t pos;        /* offset, or the directory cookie */
 	char *path;          /* absolute path (kalloc'd, PATH_MAX) */
+	const struct stream_ops *ops; /* FILE_STREAM (ipc/stream.h) */
+	void *priv;
 };
 
 /* A file unlinked while open lives on under the mount's orphan directory

@@ -28,12 +28,19 @@
 #define ESPIPE 29
 #define EROFS 30
 #define EMLINK 31
+#define EPIPE 32
 #define ERANGE 34
 #define ENAMETOOLONG 36
 #define ENOSYS 38
 #define ENOTEMPTY 39
 #define ELOOP 40
+#define ENOTSOCK 88
+#define EMSGSIZE 90
+#define ENOPROTOOPT 92
+#define EPROTONOSUPPORT 93
 #define EOPNOTSUPP 95
 #define EAFNOSUPPORT 97
+#define EISCONN 106
+#define ENOTCONN 107
 #define ETIMEDOUT 110
 #endif

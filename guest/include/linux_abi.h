@@ -169,6 +169,7 @@
 /* <sys/ioctl.h> */
 #define TIOCGWINSZ 0x5413
 #define FIONCLEX   0x5450
+#define FIONBIO     0x5421
 #define FIOCLEX    0x5451
 
 /* <asm/prctl.h>: arch_prctl codes */

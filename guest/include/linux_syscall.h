@@ -12,6 +12,7 @@
 #define SYS_stat               4
 #define SYS_fstat              5
 #define SYS_lstat              6
+#define SYS_poll               7
 #define SYS_lseek              8
 #define SYS_mmap               9
 #define SYS_mprotect           10
@@ -26,6 +27,8 @@
 #define SYS_readv              19
 #define SYS_writev             20
 #define SYS_access             21
+#define SYS_pipe               22
+#define SYS_select             23
 #define SYS_sched_yield        24
 #define SYS_madvise            28
 #define SYS_dup                32
@@ -37,7 +40,16 @@
 #define SYS_setitimer          38
 #define SYS_getpid             39
 #define SYS_socket             41
+#define SYS_sendto             44
+#define SYS_recvfrom           45
+#define SYS_sendmsg            46
+#define SYS_recvmsg            47
+#define SYS_shutdown           48
+#define SYS_getsockname        51
+#define SYS_getpeername        52
 #define SYS_socketpair         53
+#define SYS_setsockopt         54
+#define SYS_getsockopt         55
 #define SYS_clone              56
 #define SYS_fork               57
 #define SYS_vfork              58
@@ -99,6 +111,7 @@
 #define SYS_time               201
 #define SYS_futex              202
 #define SYS_sched_getaffinity  204
+#define SYS_epoll_create       213
 #define SYS_getdents64         217
 #define SYS_set_tid_address    218
 #define SYS_fadvise64          221
@@ -106,6 +119,8 @@
 #define SYS_clock_getres       229
 #define SYS_clock_nanosleep    230
 #define SYS_exit_group         231
+#define SYS_epoll_wait         232
+#define SYS_epoll_ctl          233
 #define SYS_tgkill             234
 #define SYS_openat             257
 #define SYS_mkdirat            258
@@ -118,14 +133,25 @@
 #define SYS_readlinkat         267
 #define SYS_fchmodat           268
 #define SYS_faccessat          269
+#define SYS_pselect6           270
+#define SYS_ppoll              271
 #define SYS_set_robust_list    273
 #define SYS_get_robust_list    274
 #define SYS_utimensat          280
+#define SYS_epoll_pwait        281
+#define SYS_timerfd_create     283
+#define SYS_eventfd            284
+#define SYS_timerfd_settime    286
+#define SYS_timerfd_gettime    287
+#define SYS_eventfd2           290
+#define SYS_epoll_create1      291
 #define SYS_dup3               292
+#define SYS_pipe2              293
 #define SYS_prlimit64          302
 #define SYS_syncfs             306
 #define SYS_renameat2          316
 #define SYS_getrandom          318
 #define SYS_clone3             435
 #define SYS_faccessat2         439
+#define SYS_epoll_pwait2       441
 #endif

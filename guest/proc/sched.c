@@ -43,8 +43,6 @@ void sched_init(void)
 	boot_task.next = boot_task.prev = &boot_task;
 	signals_init(&boot_task, 0);
 	REPORT->tasks_created = REPORT->tasks_peak = 1;
-	if (!boot.max_tasks) /* no limit in the device tree */
-		boot.max_tasks = 256;
 }
 
 int task_count(void)
@@ -56,7 +54,7 @@ struct task *task_by_tid(int tid)
 {
 	struct task *t = &boot_task;
 	do {
-		if (t->tid == tid && t->state != TASK_DEAD)
+		if (t->tid == tid && (t->state != TASK_DEAD || t == &boot_task)) /* a dead leader stays, as a zombie */
 			return t;
 		t = t->next;
 	} while (t != &boot_task);
@@ -292,10 +290,8 @@ void sched_yield(void)
 _Noreturn void task_exit(int code)
 {
 	struct task *t = current;
-	if (t == &boot_task)
-		boot_task.exit_code = code;
-	if (!--live)
-		process_exit(boot_task.exit_code);
+	if (!--live) /* the last thread's status is the process's (Linux's synchronize_group_exit) */
+		process_exit(code);
 	t->state = TASK_DEAD;
 	schedule();
 	panic("task %d ran after its exit", t->tid);

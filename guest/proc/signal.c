@@ -230,6 +230,12 @@ void signal_raise(int sig)
 	generate(0, sig, &info);
 }
 
+void signal_raise_thread(int sig)
+{
+	struct siginfo_k info = { .signo = sig, .code = SI_KERNEL };
+	generate(current, sig, &info);
+}
+
 /* The stop signals husk received (Ctrl-C: sent from outside, SI_USER from
  * no process of this VM), to the process. */
 void signal_poll_host(void)
@@ -456,6 +462,24 @@ long sys_rt_sigsuspend(const uint64_t *mask, unsigned long size)
 	wait_for_signal();
 	self->suspended = 1, self->suspend_mask = old; /* the handler's frame restores it */
 	return -EINTR;
+}
+
+uint64_t signal_mask_swap(uint64_t mask)
+{
+	uint64_t old = current->sig.mask;
+	current->sig.mask = mask & ~unblockable;
+	recompute();
+	return old;
+}
+
+void signal_mask_restore(uint64_t old, long result)
+{
+	struct thread_signals *self = &current->sig;
+	if (result == -EINTR && next_signal()) /* as rt_sigsuspend: the handler's frame restores it */
+		self->suspended = 1, self->suspend_mask = old;
+	else
+		self->mask = old;
+	recompute();
 }
 
 long sys_pause(void)

@@ -25,8 +25,10 @@ void signal_deliver(struct user_regs *r);
  * with SIGSEGV when its frame does not fit); else the fault is fatal. */
 int signal_catches(int sig);
 void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_t vector, uint64_t error);
-/* A signal the kernel raises for the process (a timer's). */
+/* A signal the kernel raises for the process (a timer's), or for the
+ * current thread (SIGPIPE). */
 void signal_raise(int sig);
+void signal_raise_thread(int sig);
 /* Takes the stop signals husk received (REPORT->host_signals). */
 void signal_poll_host(void);
 /* Is a signal due for the current thread (pending and not blocked)? */
@@ -37,6 +39,11 @@ void signal_recompute(void);
 int signal_sleep(uint64_t ns);
 /* The run ends as if killed by sig (the status Linux gives). */
 _Noreturn void signal_die(int sig);
+
+/* ppoll, pselect6, epoll_pwait: mask while waiting, then the old one back,
+ * after the handler of the signal that ended the wait (result -EINTR). */
+uint64_t signal_mask_swap(uint64_t mask);
+void signal_mask_restore(uint64_t old, long result);
 
 long sys_rt_sigaction(long sig, const void *act, void *old, unsigned long size);
 long sys_rt_sigprocmask(long how, const uint64_t *set, uint64_t *old, unsigned long size);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include "kernel.h"
 #include "linux_abi.h"
+#include "linux_syscall.h"
 #include "fs/file.h"
 #include "fs/vfs.h"
 #include "proc/futex.h"
@@ -45,8 +46,10 @@ long sys_clone(unsigned long flags, uint64_t stack, uint32_t *ptid, uint32_t *ct
 {
 	if (((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) || ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)))
 		return -EINVAL;
-	if ((flags & THREAD_FLAGS) != THREAD_FLAGS)
-		return -ENOSYS; /* a new process */
+	if ((flags & THREAD_FLAGS) != THREAD_FLAGS) { /* a new process: counted as not implemented */
+		REPORT->enosys[SYS_clone]++;
+		return -ENOSYS;
+	}
 	if (flags & ~(THREAD_FLAGS | THREAD_EXTRAS | 0xff))
 		return -EINVAL;
 	if (((flags & CLONE_PARENT_SETTID) && !user_ok(ptid, 4)) ||

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "fs/file.h"
+#include "ipc/stream.h"
 #include "kernel.h"
 #include "linux_abi.h"
 #include "sys/sys_fs.h"
@@ -186,6 +187,16 @@ static long file_io(struct file *f, void *buf, size_t len, uint64_t *pos, int wr
 	switch (f->kind) {
 	case FILE_CONSOLE:
 		return writing ? console_write(f->dev, buf, len) : console_read(f->dev, buf, len);
+	case FILE_STREAM: {
+		long (*rd)(struct file *, void *, size_t) = f->ops->read;
+		long (*wr)(struct file *, const void *, size_t) = f->ops->write;
+		if (writing ? !wr : !rd)
+			return -EINVAL;
+		f->refs++; /* another thread may close the fd while this one waits */
+		long n = writing ? wr(f, buf, len) : rd(f, buf, len);
+		file_put(f);
+		return n;
+	}
 	case FILE_DEV:
 		if (writing)
 			return len;
@@ -222,7 +233,7 @@ long sys_prw(long fd, void *buf, size_t len, long off, int writing)
 	struct file *f = fd_get(fd);
 	if (!f)
 		return -EBADF;
-	if (f->kind == FILE_CONSOLE)
+	if (f->kind == FILE_CONSOLE || f->kind == FILE_STREAM)
 		return -ESPIPE;
 	if (off < 0)
 		return -EINVAL;
@@ -240,18 +251,24 @@ long sys_rwv(long fd, const struct kiovec *iov, long n, int writing)
 	if (!user_ok(iov, n * sizeof *iov))
 		return -EFAULT;
 	long total = 0;
+	int flags = f->flags;
 	for (long i = 0; i < n; i++) {
 		if (!iov[i].len)
 			continue;
 		long k = file_io(f, (void *)iov[i].base, iov[i].len, &f->pos, writing);
-		if (k < 0)
-			return total ? total : k;
+		if (k < 0) {
+			total = total ? total : k;
+			break;
+		}
 		total += k;
 		if ((size_t)k < iov[i].len)
 			break;
 		if (f->kind == FILE_CONSOLE && !writing)
 			break; /* a console read returns what it has */
+		if (f->kind == FILE_STREAM)
+			f->flags |= O_NONBLOCK; /* once some moved, the rest only if it need not wait */
 	}
+	f->flags = flags;
 	return total;
 }
 
@@ -260,7 +277,7 @@ long sys_lseek(long fd, long off, long whence)
 	struct file *f = fd_get(fd);
 	if (!f)
 		return -EBADF;
-	if (f->kind == FILE_CONSOLE)
+	if (f->kind == FILE_CONSOLE || f->kind == FILE_STREAM)
 		return -ESPIPE;
 	if (f->kind != FILE_FS)
 		return 0;
@@ -319,6 +336,11 @@ static int file_stat(struct file *f, struct fs_stat *st, int *dev)
 	case FILE_DEV:
 		st->mode = S_IFCHR | 0666;
 		break;
+	case FILE_STREAM:
+		st->mode = f->ops->type | 0600;
+		st->ino = (uint32_t)((uintptr_t)f->priv >> 4); /* one per pipe or socket end */
+		st->nlink = 1;
+		return 0;
 	default:
 		st->mode = S_IFDIR | 0555;
 	}
@@ -716,6 +738,11 @@ long sys_ioctl(long fd, unsigned long req, void *arg)
 	switch (req) {
 	case FIOCLEX: return fd_cloexec(fd, 1) < 0 ? -EBADF : 0;
 	case FIONCLEX: return fd_cloexec(fd, 0) < 0 ? -EBADF : 0;
+	case FIONBIO:
+		if (!user_ok(arg, sizeof(int)))
+			return -EFAULT;
+		f->flags = *(int *)arg ? f->flags | O_NONBLOCK : f->flags & ~O_NONBLOCK;
+		return 0;
 	case TIOCGWINSZ:
 		if (f->kind != FILE_CONSOLE || !boot.tty[f->dev])
 			return -ENOTTY;

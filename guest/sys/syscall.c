@@ -12,6 +12,12 @@
 #include "sys/sys_fs.h"
 #include "sys/sys_info.h"
 #include "proc/itimer.h"
+#include "ipc/epoll.h"
+#include "ipc/eventfd.h"
+#include "ipc/pipe.h"
+#include "ipc/poll.h"
+#include "ipc/timerfd.h"
+#include "ipc/unix_socket.h"
 #include "proc/futex.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
@@ -212,8 +218,36 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_kill: return sys_kill(a1, a2);
 	case SYS_tkill: return sys_tgkill(1, a1, a2);
 	case SYS_tgkill: return sys_tgkill(a1, a2, a3);
-	case SYS_socket: case SYS_socketpair:
-		return -EAFNOSUPPORT; /* there is no network in the guest */
+	case SYS_socket: return -EAFNOSUPPORT; /* there is no network in the guest */
+	case SYS_socketpair: return sys_socketpair(a1, a2, a3, (int *)a4);
+	case SYS_sendto: return sys_sendto(a1, (const void *)a2, a3, a4, (const void *)a5, a6);
+	case SYS_recvfrom: return sys_recvfrom(a1, (void *)a2, a3, a4, (void *)a5, (int *)a6);
+	case SYS_sendmsg: return sys_sendmsg(a1, (const void *)a2, a3);
+	case SYS_recvmsg: return sys_recvmsg(a1, (void *)a2, a3);
+	case SYS_shutdown: return sys_shutdown(a1, a2);
+	case SYS_getsockname: return sys_getsockname(a1, (void *)a2, (int *)a3, 0);
+	case SYS_getpeername: return sys_getsockname(a1, (void *)a2, (int *)a3, 1);
+	case SYS_getsockopt: return sys_getsockopt(a1, a2, a3, (void *)a4, (int *)a5);
+	case SYS_setsockopt: return sys_setsockopt(a1, a2, a3, (const void *)a4, a5);
+	case SYS_eventfd: return sys_eventfd(a1);
+	case SYS_eventfd2: return sys_eventfd2(a1, a2);
+	case SYS_timerfd_create: return sys_timerfd_create(a1, a2);
+	case SYS_timerfd_settime: return sys_timerfd_settime(a1, a2, (const int64_t *)a3, (int64_t *)a4);
+	case SYS_timerfd_gettime: return sys_timerfd_gettime(a1, (int64_t *)a2);
+	case SYS_pipe: return sys_pipe2((int *)a1, 0);
+	case SYS_pipe2: return sys_pipe2((int *)a1, a2);
+	case SYS_poll: return sys_poll((void *)a1, a2, a3);
+	case SYS_ppoll: return sys_ppoll((void *)a1, a2, (const int64_t *)a3, (const uint64_t *)a4, a5);
+	case SYS_select: return sys_select(a1, (uint64_t *)a2, (uint64_t *)a3, (uint64_t *)a4, (int64_t *)a5);
+	case SYS_pselect6:
+		return sys_pselect6(a1, (uint64_t *)a2, (uint64_t *)a3, (uint64_t *)a4, (int64_t *)a5, (const uint64_t *)a6);
+	case SYS_epoll_create: return a1 <= 0 ? -EINVAL : sys_epoll_create1(0);
+	case SYS_epoll_create1: return sys_epoll_create1(a1);
+	case SYS_epoll_ctl: return sys_epoll_ctl(a1, a2, a3, (void *)a4);
+	case SYS_epoll_wait: return sys_epoll_pwait(a1, (void *)a2, a3, a4, 0, 0, 0, 0);
+	case SYS_epoll_pwait: return sys_epoll_pwait(a1, (void *)a2, a3, a4, 0, 0, (const uint64_t *)a5, a6);
+	case SYS_epoll_pwait2:
+		return sys_epoll_pwait(a1, (void *)a2, a3, 0, (const int64_t *)a4, 1, (const uint64_t *)a5, a6);
 	case SYS_nanosleep: return sys_clock_nanosleep(CLOCK_MONOTONIC, 0, (void *)a1, (void *)a2);
 	case SYS_clock_nanosleep: return sys_clock_nanosleep(a1, a2, (void *)a3, (void *)a4);
 	case SYS_umask: return sys_umask(a1);

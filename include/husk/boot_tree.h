@@ -21,6 +21,8 @@
 #define HUSK_DT_WINSIZE        "husk,winsize"  /* u32 rows, cols */
 #define HUSK_DT_WINSIZE_LEN    8
 #define HUSK_DT_OPEN_FILES     "husk,open-files" /* u32: the program's RLIMIT_NOFILE */
+#define HUSK_DT_PIDS           "husk,pids"     /* u32: threads and processes alive at once, at least 1 */
+#define HUSK_PIDS_DEFAULT      256             /* husk,pids when husk --pids is not given or the property is absent */
 #define HUSK_DT_SELFTEST       "husk,selftest" /* empty: run the kernel self-test */
 #define HUSK_DT_ARGV           "husk,argv"     /* NUL-separated strings */
 #define HUSK_DT_ENVP           "husk,envp"     /* NUL-separated strings */

@@ -3,7 +3,7 @@
 # Command-line errors: one line, exit 125.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 20
+plan 26
 
 check() { # check DESCRIPTION PATTERN ARGS...
 	desc=$1 pattern=$2
@@ -25,6 +25,9 @@ check "missing file" "cannot open" run "$TMP/missing"
 check "memory too small" "memory size '1M'" run -m 1M lua -e ''
 check "nonsense memory size" "bad memory size" run -m lots lua -e ''
 check "no program" "no program" run
+check "pids limit of 0" "bad pids limit '0' (a number from 1 to 4096)" run --pids 0 lua -e ''
+check "pids limit beyond 4096" "bad pids limit '5000' (a number from 1 to 4096)" run --pids 5000 lua -e ''
+check "nonsense pids limit" "bad pids limit 'x' (a number from 1 to 4096)" run --pids x lua -e ''
 
 # No /dev/kvm: a private /dev without it.
 unshare --mount sh -c "mount -t tmpfs none /dev && exec '$HUSK' run lua -e ''" >/dev/null 2>"$TMP/err"

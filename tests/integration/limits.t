@@ -3,7 +3,7 @@
 # Timeout, kernel self-test on both paths, and proof of native execution.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 24
+plan 26
 
 start=$(date +%s%N)
 "$HUSK" run -t 1 lua -e 'while true do end' 2>"$TMP/err"
@@ -86,4 +86,19 @@ except OSError as e: print(len(fs), e.strerror)')" "no raise
 5 No file descriptors available" "the program may lower its limit, not raise it back"
 "$HUSK" run --open-files 5000 lua -e '' 2>"$TMP/err"
 [ $? -eq 125 ] && grep -q "bad open-files limit '5000' (a number from 3 to 1024)" "$TMP/err"; ok $? "an open-files limit beyond 1024 is refused (125)"
+# Threads and processes: the policy's --pids, EAGAIN beyond it (Python: "can't
+# start new thread"), RLIMIT_NPROC tells it; a finished thread frees its place.
+got=$("$HUSK" run -t 30 --pids 2 --audit "$TMP/pids.json" python -c '
+import threading, resource
+print(resource.getrlimit(resource.RLIMIT_NPROC))
+go = threading.Event()
+a = threading.Thread(target=go.wait); a.start()
+try: threading.Thread(target=print).start()
+except RuntimeError as e: print(e)
+go.set(); a.join()
+b = threading.Thread(target=print, args=("again",)); b.start(); b.join()')
+is "$got" "(2, 2)
+can't start new thread
+again" "--pids 2: a second thread beside the first fails, getrlimit(RLIMIT_NPROC) reports 2, one may start after another ends"
+grep -q '"tasks_created":3,"tasks_peak":2}' "$TMP/pids.json"; ok $? "the audit's end record counts 3 tasks made, at most 2 at once"
 done_testing

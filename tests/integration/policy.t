@@ -3,7 +3,7 @@
 # Policy files, husk policy show, and the audit trail.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 17
+plan 28
 
 printf '{"memory": "128M", "timeout": 5, "cpu_time": 3, "output_limit": 1000, "env": {"A": "from-policy", "B": "b"}, "pvm": true}\n' > "$TMP/p.json"
 "$HUSK" policy show --policy "$TMP/p.json" -m 64M -e A=from-flag > "$TMP/show"
@@ -12,6 +12,13 @@ grep -q '"memory": 67108864' "$TMP/show" && grep -q '"timeout": 5' "$TMP/show" &
 ok $? "flags override the policy, the rest comes from it"
 grep -q '"A": "from-flag"' "$TMP/show" && grep -q '"B": "b"' "$TMP/show"; ok $? "environment: the flag wins, the policy adds"
 is "$("$HUSK" run --policy "$TMP/p.json" lua -e 'print(os.getenv("B"))')" "b" "a run takes the policy's settings"
+
+grep -q '"pids": 256' "$TMP/show"; ok $? "the effective policy has the default pids limit, 256"
+printf '{"pids": 3, "open_files": 10}' > "$TMP/pids.json"
+"$HUSK" policy show --policy "$TMP/pids.json" | grep -q '"pids": 3'; ok $? "the policy key pids is taken"
+"$HUSK" policy show --policy "$TMP/pids.json" --pids 9 | grep -q '"pids": 9'; ok $? "--pids overrides the policy's pids"
+is "$("$HUSK" run --policy "$TMP/pids.json" python -c 'import resource; print(resource.getrlimit(resource.RLIMIT_NPROC))')" \
+	"(3, 3)" "a run takes the policy's pids limit (getrlimit(RLIMIT_NPROC))"
 
 printf '{"namespaces": false}' > "$TMP/nons.json"
 "$HUSK" policy show --policy "$TMP/nons.json" | grep -q '"namespaces": false'
@@ -29,6 +36,10 @@ bad "an impossible value" "memory size '1K'" '{"memory": "1K"}'
 bad "broken JSON" 'policy' '{"memory": '
 bad "a non-integer open_files" '"open_files" must be a whole number' '{"open_files": 2.5}'
 bad "a non-object env" '"env" must be an object' '{"env": ["A=1"]}'
+bad "a non-integer pids" '"pids" must be a whole number' '{"pids": 2.5}'
+bad "a string pids" '"pids" must be a whole number' '{"pids": "8"}'
+bad "a pids of 0" "bad pids limit '0' (a number from 1 to 4096)" '{"pids": 0}'
+bad "a pids beyond 4096" "bad pids limit '5000' (a number from 1 to 4096)" '{"pids": 5000}'
 
 "$HUSK" run --audit "$TMP/audit" --stats python -c '
 import socket, os
@@ -41,6 +52,13 @@ grep -q '"event":"start".*"image":"python"' "$TMP/audit"; ok $? "the audit start
 grep -q '"event":"denial","kind":"network","what":"socket"' "$TMP/audit"; ok $? "a network attempt is recorded as a denial"
 grep -q '"event":"denial","kind":"process","what":"fork"' "$TMP/audit"; ok $? "a fork attempt is recorded as a denial"
 grep -q '"event":"end".*"reason":"exit","status":0.*"bytes_out":11' "$TMP/audit"; ok $? "the end record has reason, status and bytes out"
+grep -Eq '"event":"end".*"tasks_created":[1-9][0-9]*,"tasks_peak":[1-9][0-9]*}' "$TMP/audit"
+ok $? "the end record has the guest's task counts, tasks_created and tasks_peak at least 1"
+grep -Eq 'tasks: [1-9][0-9]* created, [1-9][0-9]* at most at once' "$TMP/stats"; ok $? "--stats shows them too"
+"$HUSK" run --audit "$TMP/thread" python -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()' >/dev/null
+grep -Eq '"event":"end","time":[0-9.]*,"reason":"exit","status":0,.*"tasks_created":2,"tasks_peak":2}' "$TMP/thread" &&
+	! grep -q '"kind":"process"' "$TMP/thread"
+ok $? "a thread is counted (tasks_created 2, tasks_peak 2) and its clone is no process denial"
 "$HUSK" run -t 1 --audit "$TMP/audit2" lua -e 'while true do end' 2>/dev/null
 grep -q '"event":"limit","kind":"timeout"' "$TMP/audit2" && grep -q '"reason":"timeout","status":124' "$TMP/audit2"
 ok $? "a timeout is recorded as a limit hit and as the end reason"

@@ -1,0 +1,108 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Pipes, Unix socket pairs, eventfd, timerfd, poll/select/epoll inside the
+# guest (guest/ipc/): the checks of tests/progs/eventfd_timerfd.c through
+# both system-call doors, and what CPython builds on them (os.pipe,
+# socket.socketpair, select, selectors, asyncio).
+. "$(dirname "$0")/../lib.sh"
+need_kvm
+plan 10
+for door in stock husk; do
+	out=$("$HUSK" run "$PROGS/$door/eventfd_timerfd" 2> "$TMP/err")
+	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "60/0/done 60" \
+		"$door libc: eventfd (counter, semaphore, blocking, overflow) and timerfd (one-shot, periodic, absolute, poll)"
+	echo "$out" | grep '^not ok' | sed 's/^/# /'
+done
+is "$("$HUSK" run python -c '
+import os, threading, time
+r, w = os.pipe()
+os.write(w, b"hello")
+a = os.read(r, 100)
+threading.Thread(target=lambda: (time.sleep(0.05), os.write(w, b"late"))).start()
+b = os.read(r, 100)
+os.close(w)
+print(a, b, os.read(r, 10), os.fstat(r).st_mode >> 12)')" "b'hello' b'late' b'' 1" \
+	"Python: os.pipe, a read that waits for another thread's write, EOF after the last writer, S_IFIFO"
+is "$("$HUSK" run python -c '
+import os, signal
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+r, w = os.pipe()
+os.close(r)
+os.write(w, b"x")' 2>&1; echo "st=$?")" "husk: program killed by SIGPIPE (it sent the signal to itself)
+st=141" "a write to a pipe without readers raises SIGPIPE (status 141)"
+is "$("$HUSK" run python -c '
+import os
+r, w = os.pipe()
+os.close(r)
+try:
+    os.write(w, b"x")
+except BrokenPipeError:
+    print("BrokenPipeError")')" "BrokenPipeError" "Python ignores SIGPIPE: EPIPE is BrokenPipeError"
+is "$("$HUSK" run -t 10 python -c '
+import socket, threading
+a, b = socket.socketpair()
+got = []
+def reader():
+    n = 0
+    while n < 1000000:
+        n += len(b.recv(65536))
+    got.append(n)
+t = threading.Thread(target=reader); t.start()
+a.sendall(b"x" * 1000000)
+t.join()
+a.shutdown(socket.SHUT_WR)
+d1, d2 = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+d1.send(b"one"); d1.send(b"two!")
+print(got[0], b.recv(10), d2.recv(100), d2.recv(2), a.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE))')" \
+	"1000000 b'' b'one' b'tw' 1" "Python: socketpair streams 1 MB between threads, shutdown gives EOF, datagrams keep their bounds"
+is "$("$HUSK" run -t 10 python -c '
+import os, select, selectors, threading, time
+r, w = os.pipe()
+print(select.select([r], [w], [], 0)[0:2] == ([], [w]), end=" ")
+threading.Thread(target=lambda: (time.sleep(0.05), os.write(w, b"!"))).start()
+t0 = time.monotonic(); ready = select.select([r], [], [], 5)[0]; dt = time.monotonic() - t0
+print(ready == [r] and 0.03 < dt < 2, end=" ")
+p = select.poll(); p.register(r, select.POLLIN)
+print(p.poll(0) == [(r, select.POLLIN)], end=" ")
+os.read(r, 1)
+t0 = time.monotonic(); print(p.poll(100) == [] and time.monotonic() - t0 >= 0.09, end=" ")
+ep = select.epoll(); ep.register(r, select.EPOLLIN)
+os.write(w, b"z"); print(ep.poll(1) == [(r, select.EPOLLIN)], end=" ")
+s = selectors.DefaultSelector(); s.register(r, selectors.EVENT_READ)
+print(type(s).__name__, len(s.select(0)))')" "True True True True True EpollSelector 1" \
+	"Python: select, poll and epoll see a pipe become readable (and wait the timeout when not); selectors uses epoll"
+is "$("$HUSK" run -t 10 python -c '
+import asyncio
+async def main():
+    q = asyncio.Queue()
+    async def prod():
+        for i in range(10):
+            await q.put(i); await asyncio.sleep(0.001)
+    asyncio.create_task(prod())
+    s = sum([await q.get() for _ in range(10)])
+    v = await asyncio.get_running_loop().run_in_executor(None, sum, range(100))
+    r = await asyncio.wait_for(asyncio.sleep(5, "late"), 0.05) if False else None
+    try:
+        await asyncio.wait_for(asyncio.sleep(5), 0.05)
+    except asyncio.TimeoutError:
+        r = "timeout"
+    return s, v, r
+print(asyncio.run(main()))')" "(45, 4950, 'timeout')" "Python: asyncio.run with tasks, a queue, run_in_executor (threads) and wait_for's timeout"
+out=$("$HUSK" run -t 10 python -c '
+import os
+fds = []
+try:
+    while True:
+        fds.append(os.pipe())
+except OSError as e:
+    print(e.errno, len(fds) > 100)' 2>&1)
+is "$out" "24 True" "pipes until the open-files limit: EMFILE, the kernel fine"
+out=$("$HUSK" run -t 10 -m 40M python -c '
+import os
+fds = []
+try:
+    for i in range(1000):
+        fds.append(os.pipe())
+except OSError as e:
+    print(e.errno, 100 < len(fds) < 1000)' 2>&1)
+is "$out" "12 True" "1000 pipes of 64 KiB do not fit in -m 40M: ENOMEM, the kernel fine"
