@@ -130,6 +130,7 @@ bench: all $(BUILD)/timeit
 	bench/compute
 	bench/syscall
 	bench/python
+	bench/threads
 
 # --- fuzzing (libFuzzer: clang, libclang-rt-14-dev) -------------------------
 # tests/fuzz: each target runs FUZZ_SECONDS and prints libFuzzer's "Done N

@@ -73,7 +73,7 @@ uintptr_t mem_stack_top(void);
 long mem_brk(uintptr_t want);
 long mem_mmap(uintptr_t addr, size_t len, int prot, int flags);
 long mem_munmap(uintptr_t addr, size_t len);
-long mem_mprotect(uintptr_t addr, size_t len);
+long mem_mprotect(uintptr_t addr, size_t len, int prot);
 int user_ok(const void *p, size_t len);
 uint64_t mem_free_bytes(void);
 uint64_t mem_total_bytes(void);

@@ -77,6 +77,7 @@
 #define DT_SOCK    12
 
 /* <sys/mman.h> */
+#define PROT_NONE           0
 #define PROT_READ           1
 #define PROT_WRITE          2
 #define MAP_SHARED          0x01

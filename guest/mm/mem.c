@@ -6,8 +6,11 @@
  * fault); brk fails once mmap took the page above it, and musl's malloc then
  * uses mmap.  RAM is mapped up front, so an allocation is bookkeeping plus
  * zeroing; pages never handed out are still zero from the host and are not
- * cleared again.  Protections are not enforced: the program shares the
- * kernel's privilege (mprotect succeeds and does nothing). */
+ * cleared again.  Of the protections only PROT_NONE is enforced, in the
+ * arena: its pages are made not present (the guard pages below thread
+ * stacks; a 2 MiB mapping is split into 4 KiB ones for them), and system
+ * calls refuse them (EFAULT).  Read-only and no-exec are not: the program
+ * shares the kernel's privilege, which writes through any mapping. */
 #include <errno.h>
 #include <string.h>
 #include "kernel.h"
@@ -16,6 +19,8 @@
 #define MAX_PAGES (HUSK_RAM_MAX / PAGE_SIZE)
 
 static uint64_t used[MAX_PAGES / 64];
+static uint64_t noaccess[MAX_PAGES / 64]; /* PROT_NONE: not present */
+static size_t noaccess_pages;
 static uintptr_t lo, hi;       /* arena bounds */
 static uintptr_t brk_cur;      /* current break */
 static uintptr_t dirty_end;    /* pages from here up were never handed out */
@@ -24,6 +29,7 @@ static uint64_t ram_end;
 
 static size_t pg(uintptr_t a) { return (a - lo) / PAGE_SIZE; }
 static int is_used(size_t i) { return used[i / 64] >> (i % 64) & 1; }
+static int is_noaccess(size_t i) { return noaccess[i / 64] >> (i % 64) & 1; }
 
 static void mark(size_t first, size_t n, int on)
 {
@@ -43,6 +49,68 @@ static int range_free(size_t first, size_t n)
 	return 1;
 }
 
+#define PTE_TABLE (1ull | 2ull | 4ull) /* present, writable, user: kvm_pvm wants U on every level */
+#define PTE_PRESENT 1ull
+#define PDE_HUGE 0x80ull
+
+/* The 4 KiB page-table entry of a, splitting its 2 MiB mapping first if
+ * need be (a page from the arena, never given back).  NULL: no memory. */
+static uint64_t *pte_of(uintptr_t a)
+{
+	uint64_t *pd = (uint64_t *)HUSK_PD, *e = &pd[a >> 21];
+	if (*e & PDE_HUGE) {
+		uint64_t *pt = kalloc(PAGE_SIZE), base = *e & ~((2ull << 20) - 1);
+		if (!pt)
+			return 0;
+		for (int i = 0; i < 512; i++)
+			pt[i] = (base + (uint64_t)i * PAGE_SIZE) | PTE_TABLE;
+		*e = (uintptr_t)pt | PTE_TABLE;
+	}
+	uint64_t *pt = (uint64_t *)(uintptr_t)(*e & ~0xfffull & ((1ull << 52) - 1));
+	return &pt[(a >> 12) & 511];
+}
+
+/* Every translation again: kvm_pvm's hypercall, else a CR3 reload. */
+static void flush_tlb(void)
+{
+	if (boot.pvm) {
+		long nr = 0x1007; /* FLUSH_TLB */
+		__asm__ volatile("int $0x1b" : "+a"(nr) : : "memory");
+	} else {
+		uint64_t cr3;
+		__asm__ volatile("mov %%cr3, %0; mov %0, %%cr3" : "=r"(cr3) : : "memory");
+	}
+}
+
+/* Pages [a, a+len) of the arena present (or not): -ENOMEM when a table
+ * page cannot be had. */
+static int set_access(uintptr_t a, size_t len, int on)
+{
+	int changed = 0, r = 0;
+	for (size_t i = pg(a), end = pg(a + len); i < end; i++) {
+		if (is_noaccess(i) == !on)
+			continue;
+		uint64_t *pte = pte_of(lo + i * PAGE_SIZE);
+		if (!pte) {
+			r = -ENOMEM;
+			break;
+		}
+		if (on) {
+			*pte |= PTE_PRESENT;
+			noaccess[i / 64] &= ~(1ull << (i % 64));
+			noaccess_pages--;
+		} else {
+			*pte &= ~PTE_PRESENT;
+			noaccess[i / 64] |= 1ull << (i % 64);
+			noaccess_pages++;
+		}
+		changed = 1;
+	}
+	if (changed)
+		flush_tlb();
+	return r;
+}
+
 /* Mark [a, a+len) in use and zero what was handed out before. */
 static void take(uintptr_t a, size_t len)
 {
@@ -55,6 +123,8 @@ static void take(uintptr_t a, size_t len)
 
 static void release(uintptr_t a, size_t len)
 {
+	if (noaccess_pages)
+		set_access(a, len, 1); /* freed pages are usable memory again */
 	mark(pg(a), len / PAGE_SIZE, 0);
 	if (pg(a) < free_hint)
 		free_hint = pg(a);
@@ -83,8 +153,15 @@ uintptr_t mem_stack_top(void)
 int user_ok(const void *p, size_t len)
 {
 	uintptr_t a = (uintptr_t)p, guard = ram_end - HUSK_STACK_SIZE;
-	return a >= HUSK_PROGRAM_MIN && a + len >= a && a + len <= ram_end &&
-	       (a + len <= guard || a >= guard + PAGE_SIZE);
+	if (!(a >= HUSK_PROGRAM_MIN && a + len >= a && a + len <= ram_end && (a + len <= guard || a >= guard + PAGE_SIZE)))
+		return 0;
+	if (noaccess_pages && a + len > lo && a < hi) { /* PROT_NONE pages */
+		uintptr_t from = a < lo ? lo : a, to = a + len > hi ? hi : a + len;
+		for (size_t i = pg(from), end = pg(to + PAGE_SIZE - 1); i < end; i++)
+			if (is_noaccess(i))
+				return 0;
+	}
+	return 1;
 }
 
 long mem_brk(uintptr_t want)
@@ -127,7 +204,6 @@ static uintptr_t find_free(size_t n)
 
 long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
 {
-	(void)prot;
 	if (!len || (addr & (PAGE_SIZE - 1)) || !(flags & (MAP_SHARED | MAP_PRIVATE)))
 		return -EINVAL;
 	if (!(flags & MAP_ANONYMOUS))
@@ -148,7 +224,13 @@ long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
 			return -ENOMEM;
 		}
 	}
+	if (noaccess_pages && set_access(addr, len, 1)) /* MAP_FIXED over PROT_NONE pages */
+		return -ENOMEM;
 	take(addr, len);
+	if (prot == PROT_NONE && set_access(addr, len, 0)) {
+		release(addr, len);
+		return -ENOMEM;
+	}
 	return (long)addr;
 }
 
@@ -166,11 +248,21 @@ long mem_munmap(uintptr_t addr, size_t len)
 	return 0;
 }
 
-long mem_mprotect(uintptr_t addr, size_t len)
+long mem_mprotect(uintptr_t addr, size_t len, int prot)
 {
 	if ((addr & (PAGE_SIZE - 1)) || addr + len < addr)
 		return -EINVAL;
-	return 0;
+	uintptr_t end = ALIGN_UP(addr + len, PAGE_SIZE);
+	if (!len)
+		return 0;
+	if (addr < HUSK_PROGRAM_MIN || end > ram_end)
+		return -ENOMEM; /* not the program's memory */
+	if (addr < lo || end > hi)
+		return 0; /* the image, the stack: not enforced */
+	for (size_t i = pg(addr); i < pg(end); i++)
+		if (!is_used(i))
+			return -ENOMEM; /* as Linux: part of the range is not mapped */
+	return set_access(addr, end - addr, prot != PROT_NONE);
 }
 
 uint64_t mem_free_bytes(void)

@@ -281,6 +281,12 @@ is "$st:$(out 37)" "0:false	not enough memory	true" "37 Lua memory bomb (-m 64M)
 hrun 38 python - <"$H/38-python-abort.py"
 is "$st:$(out 38)" "134:before abort" "38 Python os.abort(): SIGABRT, 134"
 
+for libc in husk stock; do
+	hrun 42 "$BIN/42-prot-none.$libc" </dev/null
+	is "$st:$(out 42 | tr '\n' '|')" "139:0 unexpected|touch|" \
+		"42 PROT_NONE pages ($libc libc): EFAULT in system calls, usable again after mprotect or a new mmap, SIGSEGV when touched"
+done
+
 # --- the host after everything -----------------------------------------------------
 is "$(sha256sum <"$TMP/canary"):$(stat -c %Y "$TMP/canary")" "$canary:$canary_mtime" "host: the canary file is unchanged"
 ls -A / >"$TMP/root.after"
