@@ -24,6 +24,7 @@ static int need_resched;
 static volatile uint8_t timer_noted; /* the APIC timer fired since the last poll */
 static uint64_t slice_end;
 static uint64_t armed_for; /* the deadline the APIC counts to; 0: none known */
+static uint64_t ran_since; /* clock_since_boot_ns() when the current task got the CPU */
 
 static uint64_t task_top(const struct task *t)
 {
@@ -159,10 +160,12 @@ void sched_timer_update(void)
 	uint64_t next = next_wakeup();
 	if (others_runnable() && (!next || slice_end < next))
 		next = slice_end;
-	if (!next || next == armed_for)
-		return; /* an earlier arming that fires for nothing costs one look */
-	armed_for = next;
 	uint64_t now = clock_mono_ns();
+	/* armed for no later than needed: leave it (a switch moves the slice's
+	 * end every time; an MSR write traps, an early interrupt only looks) */
+	if (!next || (armed_for && armed_for <= next && armed_for > now))
+		return;
+	armed_for = next;
 	apic_timer_arm(next > now ? next - now : 0);
 }
 
@@ -231,14 +234,29 @@ static void finish_switch(struct task *prev)
 	kfree(prev, sizeof *prev);
 }
 
+/* CPU time: what the current task ran since it got the CPU is its own. */
+static void account(void)
+{
+	uint64_t now = clock_since_boot_ns();
+	current->cpu_ns += now - ran_since;
+	ran_since = now;
+}
+
+uint64_t task_cpu_ns(void)
+{
+	return current->cpu_ns + clock_since_boot_ns() - ran_since;
+}
+
 static void schedule(void)
 {
 	struct task *prev = current, *next;
 	need_resched = 0;
+	account();
 	while (!(next = pick()))
 		idle();
 	need_resched = 0;
 	slice_end = clock_mono_ns() + SLICE_NS;
+	ran_since = clock_since_boot_ns(); /* time idle is no task's */
 	if (next != prev) {
 		fpu_save(prev);
 		prev->fs_base = fs_base_read();

@@ -43,7 +43,7 @@ struct task {
 	uint64_t fs_base;
 	uint32_t *clear_tid;          /* CLONE_CHILD_CLEARTID / set_tid_address */
 	uint64_t robust_list, robust_len;
-	int exit_code;
+	uint64_t cpu_ns;              /* CPU time, up to its last switch */
 	/* while TASK_BLOCKED */
 	uint64_t wake_at;             /* monotonic ns, 0: no deadline */
 	const void *futex;            /* the futex word it waits on, or 0 */
@@ -66,6 +66,8 @@ struct task *task_create(const struct user_regs *regs, uint64_t fs_base);
 _Noreturn void task_exit(int code);
 struct task *task_by_tid(int tid);
 int task_count(void);
+/* The current thread's CPU time (CLOCK_THREAD_CPUTIME_ID). */
+uint64_t task_cpu_ns(void);
 
 /* Blocks the current task until sched_wake, the deadline (monotonic ns, 0:
  * none) or, when interruptible, a signal it does not block: 0, -ETIMEDOUT or

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include "kernel.h"
+#include "proc/sched.h"
 #include "linux_abi.h"
 #include "sys/sys_info.h"
 
@@ -67,7 +68,7 @@ long sys_getrusage(long who, void *u)
 		return -EFAULT;
 	struct rusage_k r = { 0 };
 	if (who != RUSAGE_CHILDREN) { /* there are none */
-		uint64_t cpu = clock_since_boot_ns();
+		uint64_t cpu = who == RUSAGE_THREAD ? task_cpu_ns() : clock_since_boot_ns();
 		r.utime[0] = (long)(cpu / NSEC_PER_SEC), r.utime[1] = (long)(cpu % NSEC_PER_SEC / 1000);
 		r.maxrss = (long)((mem_total_bytes() - mem_free_bytes()) >> 10);
 	}

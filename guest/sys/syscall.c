@@ -41,7 +41,8 @@ static int clock_valid(long clk)
 	return clk >= CLOCK_REALTIME && clk <= CLOCK_BOOTTIME_ALARM;
 }
 
-/* The CPU-time clocks: the VM runs only this program, so they count from boot. */
+/* The CPU-time clocks: the process's counts from boot (the VM runs only
+ * this program), a thread's is its own (sched.c). */
 static int clock_is_cpu(long clk)
 {
 	return clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
@@ -56,8 +57,8 @@ static long sys_clock_gettime(long clk, struct timespec_k *ts)
 {
 	if (!clock_valid(clk))
 		return -EINVAL;
-	uint64_t ns = clock_is_wall(clk) ? clock_wall_ns()
-		      : clock_is_cpu(clk) ? clock_since_boot_ns() : clock_mono_ns();
+	uint64_t ns = clock_is_wall(clk) ? clock_wall_ns() : clk == CLOCK_THREAD_CPUTIME_ID ? task_cpu_ns()
+		      : clk == CLOCK_PROCESS_CPUTIME_ID ? clock_since_boot_ns() : clock_mono_ns();
 	if (!user_ok(ts, sizeof *ts))
 		return -EFAULT;
 	ts->sec = ns / NSEC_PER_SEC, ts->nsec = ns % NSEC_PER_SEC;
