@@ -108,17 +108,19 @@ static _Noreturn void bad_frame(void)
 	die(SIGSEGV, HUSK_SIGNAL_BAD_FRAME);
 }
 
-/* The thread a signal sent to the process goes to: the current one if it
- * does not block it (it takes it on its way out), else the first that does
- * not or waits for it in rt_sigtimedwait, else none (it stays pending). */
+/* The thread a signal sent to the process goes to, as Linux's
+ * complete_signal picks it: the main thread if it does not block it (or
+ * waits for it in rt_sigtimedwait), else the next that does not, else none
+ * (it stays pending).  The main thread first: CPython runs its handlers
+ * there, and a main thread blocked in join must wake with EINTR. */
 static struct task *taker(uint64_t b)
 {
-	struct task *t = current;
+	struct task *lead = task_by_tid(PID), *t = lead;
 	do {
 		if (t->state != TASK_DEAD && (!(t->sig.mask & b) || (t->sig.waiting_for & b)))
 			return t;
 		t = t->next;
-	} while (t != current);
+	} while (t != lead);
 	return 0;
 }
 

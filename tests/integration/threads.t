@@ -10,7 +10,7 @@
 # them.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 25
+plan 26
 for door in stock husk; do
 	P=$PROGS/$door/threads
 	out=$("$HUSK" run -t 60 --stats "$P" 2> "$TMP/err"); st=$?
@@ -137,4 +137,20 @@ print(r1, 0.1 <= d1 < 0.15, r2, d2 < 0.5)')" "False True True True" \
 out=$("$HUSK" run -t 60 --pids 16 python - < "$ROOT/tests/hostile/06-threads.py" 2>&1); st=$?
 is "$st:$(echo "$out" | cut -d: -f1,2)" "0:bomb: RuntimeError after 15 threads" \
 	"Python: a thread bomb under --pids 16 stops at 15 threads with RuntimeError, exit 0"
+# Ctrl-C while the main thread joins a thread that spins: the signal goes to
+# the main thread (as Linux picks it), which wakes from its wait, and Python
+# raises KeyboardInterrupt there.
+setsid "$HUSK" run -t 20 python -c '
+import threading
+t = threading.Thread(target=lambda: [None for _ in iter(int, 1)], daemon=True)
+t.start()
+try:
+    t.join()
+except KeyboardInterrupt:
+    print("KeyboardInterrupt in join")' > "$TMP/out" 2> "$TMP/err" &
+pid=$!
+sleep 1.5
+kill -INT -$pid
+wait $pid
+is "$?:$(cat "$TMP/out")" "0:KeyboardInterrupt in join" "Ctrl-C reaches the main thread blocked in join while another thread spins"
 done_testing
