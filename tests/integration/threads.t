@@ -142,7 +142,10 @@ is "$st:$(echo "$out" | cut -d: -f1,2)" "0:bomb: RuntimeError after 15 threads" 
 # raises KeyboardInterrupt there.
 setsid "$HUSK" run -t 20 python -c '
 import threading
-t = threading.Thread(target=lambda: [None for _ in iter(int, 1)], daemon=True)
+def spin():
+    while True:
+        pass
+t = threading.Thread(target=spin, daemon=True)
 t.start()
 try:
     t.join()
