@@ -128,6 +128,8 @@
 #define SI_USER      0
 #define SI_KERNEL    0x80
 #define SI_TKILL     (-6)
+#define SI_TIMER     (-2)
+#define SI_QUEUE     (-1)
 #define ILL_ILLOPN   2
 #define FPE_INTDIV   1
 #define SEGV_MAPERR  1

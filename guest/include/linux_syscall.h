@@ -115,6 +115,11 @@
 #define SYS_getdents64         217
 #define SYS_set_tid_address    218
 #define SYS_fadvise64          221
+#define SYS_timer_create       222
+#define SYS_timer_settime      223
+#define SYS_timer_gettime      224
+#define SYS_timer_getoverrun   225
+#define SYS_timer_delete       226
 #define SYS_clock_gettime      228
 #define SYS_clock_getres       229
 #define SYS_clock_nanosleep    230

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Interval timers.  ITIMER_VIRTUAL and ITIMER_PROF count the same time as
+/* Interval timers: setitimer's three and timer_create's.  ITIMER_VIRTUAL,
+ * ITIMER_PROF and a CLOCK_PROCESS_CPUTIME_ID timer count the same time as
  * ITIMER_REAL: the VM runs nothing but the program, so its CPU time is its
- * time since boot (the clocks say so too), sleeps included. */
+ * time since boot (the clocks say so too), sleeps included.  A POSIX
+ * timer's signal carries SI_TIMER, its id and value; while it is still
+ * pending a new expiry only counts as an overrun, as on Linux. */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include "kernel.h"
 #include "linux_abi.h"
 #include "proc/itimer.h"
@@ -15,16 +19,54 @@
  * a shorter period would leave it no time at all between handlers. */
 #define MIN_PERIOD_NS 100000
 
-static struct { uint64_t deadline, interval; } timers[3]; /* deadline: monotonic ns, 0 = disarmed */
-static const int timer_signal[3] = { SIGALRM, SIGVTALRM, SIGPROF };
+#define NITIMERS     3    /* ITIMER_REAL, _VIRTUAL, _PROF: timers[0..2] */
+#define POSIX_TIMERS 32   /* timer_create's ids 0..31: timers[3..] */
+#define SIGEV_SIGNAL    0
+#define SIGEV_NONE      1
+#define SIGEV_THREAD_ID 4
+
+static struct timer {
+	uint64_t deadline, interval; /* deadline: monotonic ns, 0 = disarmed */
+	int used;                    /* POSIX: created */
+	int sig, notify, tid, clock; /* POSIX: how it tells, to whom; its clock */
+	uint64_t value;              /* POSIX: sigev_value */
+	int overrun, last_overrun;   /* POSIX: expiries while its signal pends; at its last delivery */
+} timers[NITIMERS + POSIX_TIMERS] = {
+	[0] = { .sig = SIGALRM }, [1] = { .sig = SIGVTALRM }, [2] = { .sig = SIGPROF },
+};
 
 uint64_t itimer_next_deadline(void)
 {
 	uint64_t next = 0;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NITIMERS + POSIX_TIMERS; i++)
 		if (timers[i].deadline && (!next || timers[i].deadline < next))
 			next = timers[i].deadline;
 	return next;
+}
+
+static void fire(int i)
+{
+	struct timer *t = &timers[i];
+	if (i < NITIMERS) {
+		signal_raise(t->sig);
+		return;
+	}
+	if (t->notify == SIGEV_NONE)
+		return;
+	int32_t id = i - NITIMERS;
+	if (signal_timer_pending(id)) {
+		t->overrun++;
+		return;
+	}
+	struct siginfo_k info = { .signo = t->sig, .code = SI_TIMER };
+	memcpy(info.bytes, &id, 4);
+	memcpy(info.bytes + 8, &t->value, 8);
+	struct task *to = t->notify == SIGEV_THREAD_ID ? task_by_tid(t->tid) : 0;
+	if (t->notify == SIGEV_THREAD_ID && (!to || to->state == TASK_DEAD))
+		return; /* its thread is gone */
+	long r = signal_send_timer(to, &info, id);
+	if (r == SIGNAL_MERGED || r < 0)
+		t->overrun++; /* the expiry is not lost: it counts */
 }
 
 void itimer_poll(void)
@@ -32,14 +74,26 @@ void itimer_poll(void)
 	uint64_t next = itimer_next_deadline(), now;
 	if (!next || next > (now = clock_mono_ns()))
 		return;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NITIMERS + POSIX_TIMERS; i++) {
 		uint64_t d = timers[i].deadline, iv = timers[i].interval;
 		if (!d || d > now)
 			continue;
-		signal_raise(timer_signal[i]);
-		/* periodic: the next period after now (missed ones are one signal) */
+		fire(i);
+		/* periodic: the next period after now (missed ones are one signal, and overruns) */
 		timers[i].deadline = iv ? now + iv - (now - d) % iv : 0;
+		if (iv && i >= NITIMERS)
+			timers[i].overrun += (int)((now - d) / iv); /* periods missed altogether */
 	}
+}
+
+void itimer_delivered(int id, void *siginfo)
+{
+	struct siginfo_k *info = siginfo;
+	if (id < 0 || id >= POSIX_TIMERS)
+		return;
+	struct timer *t = &timers[NITIMERS + id];
+	memcpy(info->bytes + 4, &t->overrun, 4); /* si_overrun */
+	t->last_overrun = t->overrun, t->overrun = 0;
 }
 
 static int timeval_ns(const long *tv, uint64_t *ns)
@@ -104,5 +158,120 @@ long sys_setitimer(long which, const long *value, long *old)
 	if (old)
 		report((int)which, old);
 	set_timer((int)which, first, interval);
+	return 0;
+}
+
+/* --- timer_create and friends ------------------------------------------------ */
+
+struct sigevent_k { uint64_t value; int32_t signo, notify; int32_t tid; int32_t pad[11]; };
+struct itimerspec_k { int64_t interval[2], value[2]; };
+
+static struct timer *posix_timer(long id)
+{
+	return id >= 0 && id < POSIX_TIMERS && timers[NITIMERS + id].used ? &timers[NITIMERS + id] : 0;
+}
+
+long sys_timer_create(long clock, const void *sev, int32_t *id)
+{
+	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC && clock != CLOCK_BOOTTIME &&
+	    clock != CLOCK_PROCESS_CPUTIME_ID)
+		return -EINVAL; /* a thread's CPU clock is not one the timers count */
+	if (!user_ok(id, sizeof *id) || (sev && !user_ok(sev, sizeof(struct sigevent_k))))
+		return -EFAULT;
+	struct sigevent_k e = { 0, SIGALRM, SIGEV_SIGNAL, 0, { 0 } };
+	if (sev)
+		memcpy(&e, sev, sizeof e);
+	if (e.notify != SIGEV_SIGNAL && e.notify != SIGEV_NONE && e.notify != SIGEV_THREAD_ID)
+		return -EINVAL; /* SIGEV_THREAD is the C library's (a thread and SIGEV_THREAD_ID) */
+	if (e.notify != SIGEV_NONE && (e.signo < 1 || e.signo >= _NSIG))
+		return -EINVAL;
+	if (e.notify == SIGEV_THREAD_ID && !task_by_tid(e.tid))
+		return -EINVAL;
+	int i = 0;
+	while (i < POSIX_TIMERS && timers[NITIMERS + i].used)
+		i++;
+	if (i == POSIX_TIMERS)
+		return -EAGAIN;
+	struct timer *t = &timers[NITIMERS + i];
+	*t = (struct timer){ 0, 0, 1, e.signo, e.notify, e.tid, (int)clock, sev ? e.value : (uint64_t)i, 0, 0 };
+	signal_timer_forget(i); /* a deleted timer's signals went with it: none carry this id */
+	*id = i;
+	return 0;
+}
+
+static void timespec_put(int64_t *out, uint64_t ns)
+{
+	out[0] = (int64_t)(ns / NSEC_PER_SEC), out[1] = (int64_t)(ns % NSEC_PER_SEC);
+}
+
+static void posix_report(const struct timer *t, struct itimerspec_k *out)
+{
+	uint64_t now = clock_mono_ns();
+	timespec_put(out->interval, t->interval);
+	timespec_put(out->value, !t->deadline ? 0 : t->deadline > now ? t->deadline - now : 1);
+}
+
+static int timespec_ns(const int64_t *ts, uint64_t *ns)
+{
+	if (ts[0] < 0 || ts[1] < 0 || ts[1] >= NSEC_PER_SEC)
+		return -EINVAL;
+	*ns = (uint64_t)(ts[0] > MAX_SECONDS ? MAX_SECONDS : ts[0]) * NSEC_PER_SEC + (uint64_t)ts[1];
+	return 0;
+}
+
+long sys_timer_settime(long id, long flags, const void *new, void *old)
+{
+	struct timer *t = posix_timer(id);
+	if (!t)
+		return -EINVAL;
+	if (!user_ok(new, sizeof(struct itimerspec_k)) || (old && !user_ok(old, sizeof(struct itimerspec_k))))
+		return -EFAULT;
+	const struct itimerspec_k *n = new;
+	uint64_t interval, value;
+	int r = timespec_ns(n->interval, &interval);
+	if (r || (r = timespec_ns(n->value, &value)))
+		return r;
+	if (old)
+		posix_report(t, old);
+	uint64_t now = clock_mono_ns();
+	if (value && (flags & TIMER_ABSTIME)) { /* an absolute time on its clock: as a monotonic one */
+		uint64_t clk_now = t->clock == CLOCK_REALTIME ? clock_wall_ns()
+				   : t->clock == CLOCK_PROCESS_CPUTIME_ID ? clock_since_boot_ns() : now;
+		value = value > clk_now ? value - clk_now : 0;
+	}
+	if (interval && interval < MIN_PERIOD_NS)
+		interval = MIN_PERIOD_NS;
+	t->deadline = !value && !(flags & TIMER_ABSTIME && n->value[0] | n->value[1]) ? 0 : now + (value ? value : 1);
+	t->interval = t->deadline ? interval : 0;
+	t->overrun = 0;
+	sched_timer_update();
+	return 0;
+}
+
+long sys_timer_gettime(long id, void *cur)
+{
+	struct timer *t = posix_timer(id);
+	if (!t)
+		return -EINVAL;
+	if (!user_ok(cur, sizeof(struct itimerspec_k)))
+		return -EFAULT;
+	posix_report(t, cur);
+	return 0;
+}
+
+long sys_timer_getoverrun(long id)
+{
+	struct timer *t = posix_timer(id);
+	return t ? t->last_overrun : -EINVAL;
+}
+
+long sys_timer_delete(long id)
+{
+	struct timer *t = posix_timer(id);
+	if (!t)
+		return -EINVAL;
+	*t = (struct timer){ 0 };
+	signal_timer_forget((int)id);
+	sched_timer_update();
 	return 0;
 }

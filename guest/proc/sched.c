@@ -310,6 +310,7 @@ _Noreturn void task_exit(int code)
 	struct task *t = current;
 	if (!--live) /* the last thread's status is the process's (Linux's synchronize_group_exit) */
 		process_exit(code);
+	signal_task_gone(t);
 	t->state = TASK_DEAD;
 	schedule();
 	panic("task %d ran after its exit", t->tid);

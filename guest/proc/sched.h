@@ -22,13 +22,21 @@ struct siginfo_k {
 	};
 };
 struct stack_k { uint64_t sp; int32_t flags, pad; uint64_t size; };
+#define SIGRT_FIRST 32 /* real-time signals (32..64) queue; the others are pending once */
+struct sigqueued {
+	struct sigqueued *next;
+	int timer;                /* a POSIX timer's signal: its id + 1, else 0 */
+	struct siginfo_k info;
+};
 struct thread_signals {
 	uint64_t mask, pending;
 	uint64_t waiting_for;  /* rt_sigtimedwait: these wake it even while blocked */
 	uint64_t suspend_mask; /* rt_sigsuspend: the mask to restore after the handler */
 	int suspended;
 	struct stack_k alt;
-	struct siginfo_k info[_NSIG];
+	struct siginfo_k info[SIGRT_FIRST]; /* of each pending standard signal */
+	uint8_t info_timer[SIGRT_FIRST];    /* it is a POSIX timer's: its id + 1 */
+	struct sigqueued *queue;            /* pending real-time signals, oldest first */
 };
 
 enum task_state { TASK_RUNNABLE, TASK_BLOCKED, TASK_DEAD };

@@ -53,7 +53,11 @@ struct trap_info { uint64_t trapno, err, cr2; };
 
 static struct sigaction_k actions[_NSIG];
 static uint64_t shared_pending; /* sent to the process */
-static struct siginfo_k shared_info[_NSIG];
+static struct siginfo_k shared_info[SIGRT_FIRST];
+static uint8_t shared_info_timer[SIGRT_FIRST];
+static struct sigqueued *shared_queue;
+static int queued;              /* real-time signals queued in all, at most MAX_QUEUED */
+#define MAX_QUEUED 1024         /* RLIMIT_SIGPENDING's role: the queue costs guest memory */
 volatile uint8_t signal_waiting;
 
 static uint64_t bit(int sig) { return 1ull << (sig - 1); }
@@ -124,26 +128,129 @@ static struct task *taker(uint64_t b)
 	return 0;
 }
 
-/* A signal is generated for thread t, or the process (t NULL): discarded if
- * ignored and not blocked (as Linux does), else pending (one of each:
- * real-time ones do not queue yet), and a sleeping thread that can take it
+/* A timer's signal is never refused for the limit: each timer has at most
+ * one queued (Linux reserves its entry at timer_create). */
+static int enqueue(struct sigqueued **q, const struct siginfo_k *info, int timer)
+{
+	struct sigqueued *e = queued < MAX_QUEUED || timer ? kalloc(sizeof *e) : 0;
+	if (!e)
+		return -EAGAIN;
+	e->info = *info;
+	e->timer = timer;
+	while (*q)
+		q = &(*q)->next;
+	*q = e;
+	queued++;
+	return 0;
+}
+
+/* Takes sig's oldest entry off q into *out (and its timer tag), or (out
+ * NULL) every entry of sig (sig 0: every entry of timer).  Whether one of
+ * sig is still queued. */
+static int unqueue(struct sigqueued **q, int sig, struct siginfo_k *out, int *timer)
+{
+	int taken = 0, left = 0;
+	while (*q) {
+		struct sigqueued *e = *q;
+		int match = sig ? e->info.signo == sig : e->timer == *timer;
+		if (match && (!out || !taken)) {
+			if (out)
+				*out = e->info, *timer = e->timer;
+			taken = 1;
+			*q = e->next;
+			kfree(e, sizeof *e);
+			queued--;
+			continue;
+		}
+		left |= e->info.signo == sig;
+		q = &e->next;
+	}
+	return left;
+}
+
+static void drop_all(struct sigqueued **q, int sig)
+{
+	unqueue(q, sig, 0, 0);
+}
+
+void signal_task_gone(struct task *t)
+{
+	while (t->sig.queue)
+		drop_all(&t->sig.queue, t->sig.queue->info.signo);
+}
+
+static int timer_queued_in(struct sigqueued *q, const uint8_t *tags, uint64_t pending, int timer)
+{
+	for (; q; q = q->next)
+		if (q->timer == timer)
+			return 1;
+	for (int s = 1; s < SIGRT_FIRST; s++)
+		if (tags[s] == timer && (pending & bit(s)))
+			return 1;
+	return 0;
+}
+
+int signal_timer_pending(int id)
+{
+	int tag = id + 1;
+	struct task *t = current;
+	do {
+		if (timer_queued_in(t->sig.queue, t->sig.info_timer, t->sig.pending, tag))
+			return 1;
+		t = t->next;
+	} while (t != current);
+	return timer_queued_in(shared_queue, shared_info_timer, shared_pending, tag);
+}
+
+static void forget_in(struct sigqueued **q, uint8_t *tags, int timer)
+{
+	unqueue(q, 0, 0, &timer);
+	for (int s = 1; s < SIGRT_FIRST; s++)
+		if (tags[s] == timer)
+			tags[s] = 0;
+}
+
+void signal_timer_forget(int id)
+{
+	struct task *t = current;
+	do {
+		forget_in(&t->sig.queue, t->sig.info_timer, id + 1);
+		t = t->next;
+	} while (t != current);
+	forget_in(&shared_queue, shared_info_timer, id + 1);
+	recompute();
+}
+
+/* A signal is generated for thread t, or the process (t NULL), by POSIX
+ * timer `timer` - 1 (0: none).  Discarded if ignored and not blocked (as
+ * Linux does: SIGNAL_IGNORED), else pending: a standard signal once (one
+ * already pending: SIGNAL_MERGED), a real-time one queued with its info
+ * (-EAGAIN when the queue is full); a sleeping thread that can take it
  * wakes. */
-static void generate(struct task *t, int sig, const struct siginfo_k *info)
+static long generate(struct task *t, int sig, const struct siginfo_k *info, int timer)
 {
 	if (sig == SIGKILL)
 		signal_die(sig);
 	uint64_t b = bit(sig);
 	struct task *to = t ? t : taker(b);
 	if (ignored(sig) && !((to ? to : current)->sig.mask & b))
-		return;
+		return SIGNAL_IGNORED;
 	uint64_t *pending = t ? &t->sig.pending : &shared_pending;
-	struct siginfo_k *slot = t ? &t->sig.info[sig] : &shared_info[sig];
-	if (!(*pending & b))
-		*slot = *info;
+	if (sig >= SIGRT_FIRST) {
+		long r = enqueue(t ? &t->sig.queue : &shared_queue, info, timer);
+		if (r)
+			return r;
+	} else if (*pending & b) {
+		return SIGNAL_MERGED;
+	} else {
+		(t ? t->sig.info : shared_info)[sig] = *info;
+		(t ? t->sig.info_timer : shared_info_timer)[sig] = (uint8_t)timer;
+	}
 	*pending |= b;
 	if (to)
 		sched_signal_wake(to, b);
 	recompute();
+	return 0;
 }
 
 static int on_altstack(uint64_t sp)
@@ -214,28 +321,43 @@ static int next_signal(void)
 	return due ? __builtin_ctzll(due) + 1 : 0;
 }
 
-/* Takes sig off the thread's pending set, else the process's: its info. */
+/* Takes sig off the thread's pending set, else the process's: its info
+ * (a real-time signal: the oldest queued; pending while more are); a
+ * timer's gets its overrun count. */
 static struct siginfo_k dequeue(int sig)
 {
 	struct thread_signals *self = &current->sig;
-	if (self->pending & bit(sig)) {
-		self->pending &= ~bit(sig);
-		return self->info[sig];
+	int mine = (self->pending & bit(sig)) != 0, timer = 0;
+	uint64_t *pending = mine ? &self->pending : &shared_pending;
+	struct siginfo_k info;
+	if (sig < SIGRT_FIRST) {
+		info = (mine ? self->info : shared_info)[sig];
+		timer = (mine ? self->info_timer : shared_info_timer)[sig];
+		(mine ? self->info_timer : shared_info_timer)[sig] = 0;
+		*pending &= ~bit(sig);
+	} else if (!unqueue(mine ? &self->queue : &shared_queue, sig, &info, &timer)) {
+		*pending &= ~bit(sig);
 	}
-	shared_pending &= ~bit(sig);
-	return shared_info[sig];
+	if (timer)
+		itimer_delivered(timer - 1, &info);
+	return info;
 }
 
 void signal_raise(int sig)
 {
 	struct siginfo_k info = { .signo = sig, .code = SI_KERNEL };
-	generate(0, sig, &info);
+	generate(0, sig, &info, 0);
+}
+
+long signal_send_timer(struct task *t, const struct siginfo_k *info, int id)
+{
+	return generate(t, info->signo, info, id + 1);
 }
 
 void signal_raise_thread(int sig)
 {
 	struct siginfo_k info = { .signo = sig, .code = SI_KERNEL };
-	generate(current, sig, &info);
+	generate(current, sig, &info, 0);
 }
 
 /* The stop signals husk received (Ctrl-C: sent from outside, SI_USER from
@@ -246,7 +368,7 @@ void signal_poll_host(void)
 	for (int sig = 1; host; sig++, host >>= 1)
 		if ((host & 1) && sig < _NSIG) {
 			struct siginfo_k info = { .signo = sig, .code = SI_USER };
-			generate(0, sig, &info);
+			generate(0, sig, &info, 0);
 		}
 }
 
@@ -373,9 +495,11 @@ long sys_rt_sigaction(long sig, const void *act, void *old, unsigned long size)
 			struct task *t = current;
 			do {
 				t->sig.pending &= ~bit(sig);
+				drop_all(&t->sig.queue, (int)sig);
 				t = t->next;
 			} while (t != current);
 			shared_pending &= ~bit(sig);
+			drop_all(&shared_queue, (int)sig);
 		}
 		recompute();
 	}
@@ -535,11 +659,9 @@ static long send(struct task *t, long sig, int code)
 {
 	if (sig < 0 || sig >= _NSIG)
 		return -EINVAL;
-	if (sig) {
-		struct siginfo_k info = { .signo = (int32_t)sig, .code = code, .kill = { PID, 0 } };
-		generate(t, (int)sig, &info);
-	}
-	return 0;
+	struct siginfo_k info = { .signo = (int32_t)sig, .code = code, .kill = { PID, 0 } };
+	long r = sig ? generate(t, (int)sig, &info, 0) : 0;
+	return r < 0 ? r : 0;
 }
 
 /* kill: the only process is the program itself (pid 1, its own group);
@@ -574,6 +696,6 @@ long sys_rt_sigqueueinfo(long pid, long sig, const void *uinfo)
 	struct siginfo_k info;
 	memcpy(&info, uinfo, sizeof info);
 	info.signo = (int32_t)sig;
-	generate(0, (int)sig, &info);
-	return 0;
+	long r = generate(0, (int)sig, &info, 0);
+	return r < 0 ? r : 0;
 }

@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include "arch/regs.h"
 
+struct task;
+struct siginfo_k;
+
 /* Nonzero while a pending signal is not blocked, or the scheduler wants the
  * slow way out: fast_entry's one test. */
 extern volatile uint8_t signal_waiting;
@@ -29,6 +32,17 @@ void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_
  * current thread (SIGPIPE). */
 void signal_raise(int sig);
 void signal_raise_thread(int sig);
+/* POSIX timer id's signal, to thread t or (NULL) the process: 0 pending,
+ * SIGNAL_IGNORED, SIGNAL_MERGED (a standard signal already pending), or
+ * -EAGAIN (no memory).  Whether one of its signals is still pending; a
+ * deleted timer's pending signals go. */
+#define SIGNAL_IGNORED 1
+#define SIGNAL_MERGED  2
+long signal_send_timer(struct task *t, const struct siginfo_k *info, int id);
+int signal_timer_pending(int id);
+void signal_timer_forget(int id);
+/* A thread ended: its queued real-time signals go. */
+void signal_task_gone(struct task *t);
 /* Takes the stop signals husk received (REPORT->host_signals). */
 void signal_poll_host(void);
 /* Is a signal due for the current thread (pending and not blocked)? */

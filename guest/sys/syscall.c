@@ -309,6 +309,11 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_setitimer: return sys_setitimer(a1, (const long *)a2, (long *)a3);
 	case SYS_getitimer: return sys_getitimer(a1, (long *)a2);
 	case SYS_alarm: return sys_alarm(a1);
+	case SYS_timer_create: return sys_timer_create(a1, (const void *)a2, (int32_t *)a3);
+	case SYS_timer_settime: return sys_timer_settime(a1, a2, (const void *)a3, (void *)a4);
+	case SYS_timer_gettime: return sys_timer_gettime(a1, (void *)a2);
+	case SYS_timer_getoverrun: return sys_timer_getoverrun(a1);
+	case SYS_timer_delete: return sys_timer_delete(a1);
 	case SYS_exit: sys_exit(a1);
 	case SYS_exit_group: process_exit(a1);
 	}

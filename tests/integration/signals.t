@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # Signals delivered to handlers (guest/proc/signal.c): the checks of
-# tests/progs/signals.c and tests/progs/itimer.c (timers on the guest's
-# local APIC) through both system-call doors, abuse that must end in SIGSEGV
-# and never hurt the kernel, and what CPython builds on them.
+# tests/progs/signals.c, tests/progs/itimer.c (timers on the guest's local
+# APIC) and tests/progs/posix_timers.c (queued real-time signals, POSIX
+# timers: guest/proc/itimer.c) through both system-call doors, abuse that
+# must end in SIGSEGV and never hurt the kernel, and what CPython builds on
+# them.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 30
+plan 32
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/signals" 2> "$TMP/err"); st=$?
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "19/0/done 19" \
@@ -19,6 +21,12 @@ for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/itimer")
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | tail -1)" "11/done 11" \
 		"$door libc: setitimer ticks in a CPU-bound loop, getitimer, EINTR from nanosleep, pause, alarm, sigtimedwait, ITIMER_PROF"
+	echo "$out" | grep '^not ok' | sed 's/^/# /'
+done
+for door in stock husk; do
+	out=$(timeout 60 "$HUSK" run "$PROGS/$door/posix_timers")
+	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | tail -1)" "28/done 28" \
+		"$door libc: sigqueue's queue and its limit, timer_create/settime/gettime/getoverrun/delete, SIGEV_THREAD(_ID), TIMER_ABSTIME"
 	echo "$out" | grep '^not ok' | sed 's/^/# /'
 done
 for mode in handler ignored; do
