@@ -93,7 +93,13 @@ struct blockdev *blk_open(uintptr_t mmio, int read_only);
 struct kiovec { const void *base; size_t len; };
 long console_write(int fd, const void *buf, size_t len);
 long console_writev(int fd, const struct kiovec *iov, int n);
-long console_read(int fd, void *buf, size_t len);
+long console_read(int fd, void *buf, size_t len, int nonblock);
+/* stdin: is there input (or its end) to read now?  Asks the VMM if not. */
+unsigned console_readable(void);
+/* The scheduler's look at events: input that came wakes its readers; and
+ * when it should look next while input is awaited (0: it is not). */
+void console_poll(void);
+uint64_t console_poll_deadline(void);
 
 /* apic.c: the local APIC; its timer, one-shot, in ns (at least 1 us, at
  * most ~4.3 s) */

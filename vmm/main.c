@@ -223,6 +223,7 @@ static void attach_devices(struct session *s)
 		console_init(c, base, &s->vm.mem, fd == 0 ? fd : -1, fd ? fd : -1);
 		c->limit = &s->out_limit;
 	}
+	s->dev.input = &s->con[0];
 	for (int i = 0; i < s->disks.n; i++) {
 		const struct disk *d = &s->disks.d[i];
 		struct boot_device bd = { .fd = -1, .mount = d->mount, .read_only = d->read_only };

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "exit_codes.h"
 #include "husk/abi.h"
+#include "devices/virtio_console.h"
 #include "run.h"
 #include "sandbox/stop.h"
 
@@ -209,7 +210,10 @@ static void print_syscalls(const struct husk_report *r)
 
 /* The guest has nothing to do for a while: the host thread sleeps (a timer
  * signal cuts it short), instead of the guest spinning on a CPU. */
-static void guest_sleep(const struct husk_report *r)
+/* The guest has nothing to run until r->sleep_ns from now: the host thread
+ * sleeps, and wakes early for a stop, a signal to pass on, or input for a
+ * receive buffer the guest is waiting on (filled then). */
+static int guest_sleep(const struct husk_report *r, struct console *input, const char **err)
 {
 	uint64_t ns = r->sleep_ns;
 	if (ns > 366ull * 86400 * 1000000000)
@@ -218,9 +222,21 @@ static void guest_sleep(const struct husk_report *r)
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += ns / 1000000000 + (until.tv_nsec + ns % 1000000000) / 1000000000;
 	until.tv_nsec = (until.tv_nsec + ns % 1000000000) % 1000000000;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR && !stop_requested() &&
-	       !host_signals)
+	while (!stop_requested() && !host_signals && input) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t left = (until.tv_sec - now.tv_sec) * 1000000000ll + (until.tv_nsec - now.tv_nsec);
+		if (left < 1000000)
+			break; /* the last millisecond: slept below */
+		int ready = console_input_wait(input, left / 1000000);
+		if (ready > 0)
+			return console_input(input, err);
+		if (ready < 0)
+			break; /* no input awaited */
+	}
+	while (!stop_requested() && !host_signals && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 		;
+	return 0;
 }
 
 /* KVM could not run an instruction.  kvm_pvm's emulator fails on `int n`
@@ -275,7 +291,7 @@ static int handle_mmio(struct vm *v, struct run_devices *dev)
 /* The guest kernel's ports (husk/abi.h): the run's end, or a sleep.  Copies
  * the report into *rep first.  Returns the run's status, or -1 to go on
  * running. */
-static int handle_port(struct vm *v, struct husk_report *rep)
+static int handle_port(struct vm *v, struct run_devices *dev, struct husk_report *rep)
 {
 	struct kvm_run *run = v->run;
 	copy_report(v, rep);
@@ -293,9 +309,12 @@ static int handle_port(struct vm *v, struct husk_report *rep)
 	case HUSK_PORT_PANIC:
 		end_reason = RUN_END_PANIC;
 		return kernel_panic(rep);
-	case HUSK_PORT_SLEEP:
-		guest_sleep(rep);
+	case HUSK_PORT_SLEEP: {
+		const char *err = NULL;
+		if (guest_sleep(rep, dev->input, &err))
+			return guest_error(v, err);
 		return -1;
+	}
 	}
 	return guest_error(v, "write to an unknown I/O port");
 }
@@ -346,7 +365,7 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 		}
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
-			status = handle_port(v, rep);
+			status = handle_port(v, dev, rep);
 			copied = 1;
 			break;
 		case KVM_EXIT_MMIO:

@@ -6,9 +6,11 @@
 #include "devices/virtio_mmio.h"
 #include "vm.h"
 
+struct console;
 struct run_devices {
 	struct virtio_mmio *mmio[HUSK_MMIO_MAX];
 	int n;
+	struct console *input; /* stdin's: a sleeping guest wakes for its input */
 };
 
 struct run_limits {

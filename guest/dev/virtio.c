@@ -46,7 +46,7 @@ int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t wa
 	return 0;
 }
 
-uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n)
+void virtq_post(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n)
 {
 	for (int i = 0; i < n; i++) {
 		q->desc[i].addr = (uintptr_t)b[i].addr;
@@ -58,11 +58,29 @@ uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf 
 	q->avail.ring[q->avail.idx % VQ_SIZE] = 0;
 	__asm__ volatile("" ::: "memory");
 	q->avail.idx++;
+	virtq_kick(d, q);
+}
+
+void virtq_kick(struct virtio_dev *d, struct virtq *q)
+{
 	mmio_write32(d->mmio + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
 	__asm__ volatile("" ::: "memory");
+}
+
+int virtq_done(struct virtq *q, uint32_t *len)
+{
 	if (*(volatile uint16_t *)&q->used.idx == q->used_seen)
-		panic("virtio device at %lx did not complete a request", (unsigned long)d->mmio);
-	uint32_t len = q->used.ring[q->used_seen % VQ_SIZE].len;
+		return 0;
+	*len = q->used.ring[q->used_seen % VQ_SIZE].len;
 	q->used_seen++;
+	return 1;
+}
+
+uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n)
+{
+	uint32_t len;
+	virtq_post(d, q, b, n);
+	if (!virtq_done(q, &len))
+		panic("virtio device at %lx did not complete a request", (unsigned long)d->mmio);
 	return len;
 }

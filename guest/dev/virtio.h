@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Guest side of virtio-mmio (version 2) with split virtqueues.  Requests are
  * completed by the VMM while it handles the queue-notify write, so a request
- * is: fill descriptors, publish, notify, read the used ring. */
+ * is: fill descriptors, publish, notify, read the used ring; except the
+ * console's input, which the VMM holds until input comes. */
 #ifndef GUEST_VIRTIO_H
 #define GUEST_VIRTIO_H
 #include <stdint.h>
@@ -35,6 +36,13 @@ struct vbuf {
 /* Bring the device up with its queues, accepting VERSION_1 and those of
  * the feature bits 0-31 in `want` the device offers; 0 or a negative errno. */
 int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t want);
-/* One request of n buffers; returns the length the device reports written. */
+/* One request of n buffers, completed within its notify (the disks, the
+ * console's output); returns the length the device reports written. */
 uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n);
+/* A request the device may complete later (the console's input): post it
+ * (descriptors 0..n-1: one request in flight per queue), notify again to
+ * have the device look, and see whether it is done (its length). */
+void virtq_post(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n);
+void virtq_kick(struct virtio_dev *d, struct virtq *q);
+int virtq_done(struct virtq *q, uint32_t *len);
 #endif

@@ -16,6 +16,8 @@ unsigned file_poll(struct file *f, uint64_t *deadline)
 {
 	if (f->kind == FILE_STREAM)
 		return f->ops->poll(f, deadline);
+	if (f->kind == FILE_CONSOLE && f->dev == 0)
+		return console_readable() ? POLLIN | POLLRDNORM : 0;
 	int acc = f->flags & O_ACCMODE;
 	return (acc != O_WRONLY ? POLLIN | POLLRDNORM : 0) | (acc != O_RDONLY ? POLLOUT | POLLWRNORM : 0);
 }
@@ -25,6 +27,19 @@ uint64_t deadline_ms(long ms)
 	return ms < 0 ? 0 : !ms ? 1 : clock_mono_ns() + (uint64_t)ms * 1000000;
 }
 
+/* sec, nsec from now as a deadline (already checked as the program's). */
+static long deadline_in(int64_t sec, int64_t nsec, uint64_t *out)
+{
+	*out = 0;
+	if (sec < 0 || nsec < 0 || nsec >= NSEC_PER_SEC)
+		return -EINVAL;
+	if (sec > 9000000000ll)
+		return 0;
+	uint64_t ns = (uint64_t)sec * NSEC_PER_SEC + (uint64_t)nsec;
+	*out = ns ? clock_mono_ns() + ns : 1;
+	return 0;
+}
+
 long deadline_ts(const int64_t *ts, uint64_t *out)
 {
 	*out = 0;
@@ -32,13 +47,7 @@ long deadline_ts(const int64_t *ts, uint64_t *out)
 		return 0;
 	if (!user_ok(ts, 16))
 		return -EFAULT;
-	if (ts[0] < 0 || ts[1] < 0 || ts[1] >= NSEC_PER_SEC)
-		return -EINVAL;
-	if (ts[0] > 9000000000ll)
-		return 0;
-	uint64_t ns = (uint64_t)ts[0] * NSEC_PER_SEC + (uint64_t)ts[1];
-	*out = ns ? clock_mono_ns() + ns : 1;
-	return 0;
+	return deadline_in(ts[0], ts[1], out);
 }
 
 long sigmask_arg(const uint64_t *set, unsigned long size, uint64_t *out)
@@ -164,10 +173,11 @@ long sys_select(long n, uint64_t *r, uint64_t *w, uint64_t *e, int64_t *tv)
 	if (tv) {
 		if (!user_ok(tv, 16))
 			return -EFAULT;
-		if (tv[0] < 0 || tv[1] < 0 || tv[1] >= 1000000)
+		if (tv[1] >= 1000000)
 			return -EINVAL;
-		int64_t ts[2] = { tv[0], tv[1] * 1000 };
-		deadline_ts(ts, &deadline);
+		long r = deadline_in(tv[0], tv[1] * 1000, &deadline);
+		if (r)
+			return r;
 	}
 	long res = select_wait(n, r, w, e, deadline);
 	if (tv && deadline > 1) {

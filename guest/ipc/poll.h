@@ -7,8 +7,8 @@
 #include "fs/file.h"
 
 /* The POLL* events f is ready for; *deadline as stream_ops.poll.  Files in
- * file systems, devices and the consoles are always ready for what their
- * access mode allows (a console read may still wait for the host). */
+ * file systems, devices and the output consoles are always ready for what
+ * their access mode allows; stdin when input came. */
 unsigned file_poll(struct file *f, uint64_t *deadline);
 /* A timeout in ms (negative: none) or a timespec (NULL: none) as a
  * monotonic deadline (0: none; 1: passed). */

@@ -142,10 +142,14 @@ void sched_signal_wake(struct task *t, uint64_t sigbit)
 		sched_wake(t, -EINTR);
 }
 
-/* The earliest of the interval timers' and the sleepers' deadlines, or 0. */
-static uint64_t next_wakeup(void)
+/* The earliest of the interval timers', the sleepers' and (input: while
+ * the VM is busy; a sleeping one's host thread watches stdin) the console's
+ * deadlines, or 0. */
+static uint64_t next_wakeup(int input_too)
 {
-	uint64_t next = itimer_next_deadline();
+	uint64_t next = itimer_next_deadline(), input = input_too ? console_poll_deadline() : 0;
+	if (input && (!next || input < next))
+		next = input;
 	struct task *t = current;
 	do {
 		if (t->state == TASK_BLOCKED && t->wake_at && (!next || t->wake_at < next))
@@ -157,7 +161,7 @@ static uint64_t next_wakeup(void)
 
 void sched_timer_update(void)
 {
-	uint64_t next = next_wakeup();
+	uint64_t next = next_wakeup(1);
 	if (others_runnable() && (!next || slice_end < next))
 		next = slice_end;
 	uint64_t now = clock_mono_ns();
@@ -188,6 +192,7 @@ static void poll_events(void)
 		need_resched = 1;
 	itimer_poll();
 	signal_poll_host();
+	console_poll();
 	sched_timer_update();
 }
 
@@ -196,7 +201,7 @@ static void poll_events(void)
  * limits end it, as a deadlocked process would hang on Linux). */
 static void idle(void)
 {
-	uint64_t next = next_wakeup(), now = clock_mono_ns();
+	uint64_t next = next_wakeup(0), now = clock_mono_ns();
 	uint64_t ns = !next ? ~0ul >> 1 : next > now ? next - now : 0;
 	REPORT->sleep_ns = ns > (~0ul >> 1) ? ~0ul >> 1 : ns;
 	if (ns)

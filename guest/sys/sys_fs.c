@@ -186,7 +186,7 @@ static long file_io(struct file *f, void *buf, size_t len, uint64_t *pos, int wr
 		return -EFAULT;
 	switch (f->kind) {
 	case FILE_CONSOLE:
-		return writing ? console_write(f->dev, buf, len) : console_read(f->dev, buf, len);
+		return writing ? console_write(f->dev, buf, len) : console_read(f->dev, buf, len, f->flags & O_NONBLOCK);
 	case FILE_STREAM: {
 		long (*rd)(struct file *, void *, size_t) = f->ops->read;
 		long (*wr)(struct file *, const void *, size_t) = f->ops->write;

@@ -6,7 +6,7 @@
 # socket.socketpair, select, selectors, asyncio).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 10
+plan 14
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/eventfd_timerfd" 2> "$TMP/err")
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "60/0/done 60" \
@@ -106,3 +106,32 @@ try:
 except OSError as e:
     print(e.errno, 100 < len(fds) < 1000)' 2>&1)
 is "$out" "12 True" "1000 pipes of 64 KiB do not fit in -m 40M: ENOMEM, the kernel fine"
+
+# stdin: the VMM holds the guest's receive buffer until input comes, so a
+# thread reading stdin does not stop the others, poll/select see input, and
+# a Ctrl-C interrupts a read that waits.
+is "$( (sleep 0.4; echo late) | "$HUSK" run -t 10 python -c '
+import sys, threading, time
+ticks = []
+t = threading.Thread(target=lambda: [ticks.append(time.sleep(0.02)) for _ in range(10)])
+t.start()
+line = sys.stdin.readline()
+t.join()
+print(repr(line), len(ticks))')" "'late\n' 10" "a thread runs on while the main thread waits for stdin"
+is "$( (sleep 0.3; echo x) | "$HUSK" run -t 10 python -c '
+import select, sys, time
+t0 = time.monotonic()
+a = select.select([sys.stdin], [], [], 0.05)[0]
+b = select.select([sys.stdin], [], [], 5)[0]
+print(a == [], b == [sys.stdin], time.monotonic() - t0 > 0.2, sys.stdin.readline().strip())')" "True True True x" \
+	"select on stdin: not ready before input comes, ready when it does"
+out=$( (sleep 8 | timeout --preserve-status -s INT 2 "$HUSK" run -t 20 python -c '
+try:
+    input()
+except KeyboardInterrupt:
+    print("KeyboardInterrupt in input")') 2>&1; echo "st=$?")
+is "$out" "KeyboardInterrupt in input
+st=0" "Ctrl-C interrupts a read of stdin that waits: Python's input() raises KeyboardInterrupt"
+is "$(head -c 3000000 /dev/zero | "$HUSK" run python -c 'import sys; print(len(sys.stdin.buffer.read()))')" "3000000" \
+	"a large stdin arrives whole (256 KiB at a time)"
+done_testing

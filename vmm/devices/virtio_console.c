@@ -1,12 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
-#include <poll.h>
+#include <sys/select.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "husk/virtio_regs.h"
 #include "sandbox/stop.h"
 #include "devices/virtio_console.h"
+
+/* Until fd is ready to read (or write), at most ms (-1: no limit): 1 ready,
+ * 0 not (or a signal came).  pselect, not poll: the confined VMM's
+ * RLIMIT_NOFILE is 0, and poll refuses any fd beyond it (EINVAL). */
+static int fd_wait(int fd, int writing, int64_t ms)
+{
+	fd_set set;
+	FD_ZERO(&set);
+	FD_SET(fd, &set);
+	struct timespec t = { ms / 1000, ms % 1000 * 1000000 };
+	return pselect(fd + 1, writing ? 0 : &set, writing ? &set : 0, 0, ms < 0 ? 0 : &t, 0) > 0;
+}
 
 /* Whole buffer to the host fd.  Gives up when a stop is requested (checked
  * before every write: one that blocks on a reader that never reads ends
@@ -23,8 +35,7 @@ static int write_all(struct console *c, const uint8_t *p, size_t n)
 		} else if (k < 0 && errno == EINTR) {
 			continue;
 		} else if (k < 0 && errno == EAGAIN) {
-			struct pollfd pf = { c->out_fd, POLLOUT, 0 };
-			poll(&pf, 1, -1);
+			fd_wait(c->out_fd, 1, -1);
 		} else {
 			c->out_closed = 1;
 			if (errno == EPIPE)
@@ -85,36 +96,44 @@ static long send_chain(void *priv, struct virtq_chain *ch, const char **err)
 	return 0;
 }
 
-/* Up to n bytes of input; 0 (end of input) on an error or a stop request. */
-static ssize_t read_some(struct console *c, uint8_t *p, size_t n)
+int console_input_wait(const struct console *c, int64_t ms)
 {
-	while (!stop_requested()) {
-		ssize_t got = read(c->in_fd, p, n);
-		if (got >= 0)
-			return got;
-		if (errno == EAGAIN) {
-			struct pollfd pf = { c->in_fd, POLLIN, 0 };
-			poll(&pf, 1, -1);
-		} else if (errno != EINTR) {
-			break;
-		}
-	}
-	return 0;
+	return !c->rx_held ? -1 : c->in_fd < 0 ? 1 : fd_wait(c->in_fd, 0, ms);
 }
 
-/* One posted buffer per notify: the guest waits for it, and a blocking read
- * must not wait for input it did not ask for yet. */
+int console_input(struct console *c, const char **err)
+{
+	if (!c->rx_held)
+		return 0;
+	struct virtq_seg *s = &c->rx.seg[0];
+	ssize_t got = 0;
+	if (s->writable && c->in_fd >= 0) {
+		if (!fd_wait(c->in_fd, 0, 0))
+			return 0; /* nothing yet: keep it */
+		got = read(c->in_fd, s->ptr, s->len);
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (got < 0)
+			got = 0; /* an error ends the input */
+	}
+	c->rx_held = 0;
+	return virtq_push(&c->mmio.q[VIRTIO_CONSOLE_RECEIVEQ], c->rx.head, (uint32_t)got, err);
+}
+
+/* One buffer at a time is taken and held (console_input); a notify while
+ * one is held only looks for input again. */
 static int receive(struct console *c, const char **err)
 {
-	struct virtq *q = &c->mmio.q[VIRTIO_CONSOLE_RECEIVEQ];
-	struct virtq_chain *ch = &c->mmio.chain;
-	int r = virtq_begin(q, err);
-	if (r > 0)
-		r = virtq_pop(q, c->mmio.mem, ch, err);
-	if (r <= 0)
-		return r;
-	ssize_t got = ch->seg[0].writable && c->in_fd >= 0 ? read_some(c, ch->seg[0].ptr, ch->seg[0].len) : 0;
-	return virtq_push(q, ch->head, (uint32_t)got, err);
+	if (!c->rx_held) {
+		struct virtq *q = &c->mmio.q[VIRTIO_CONSOLE_RECEIVEQ];
+		int r = virtq_begin(q, err);
+		if (r > 0)
+			r = virtq_pop(q, c->mmio.mem, &c->rx, err);
+		if (r <= 0)
+			return r;
+		c->rx_held = 1;
+	}
+	return console_input(c, err);
 }
 
 static int console_notify(struct virtio_mmio *d, int q, const char **err)

@@ -21,8 +21,17 @@ struct console {
 	int in_fd, out_fd;  /* host fds; in_fd < 0: no input (always EOF), out_fd < 0: none */
 	uint64_t bytes_out;
 	int out_closed;     /* the host side of out_fd went away (EPIPE) */
+	int rx_held;        /* a receive buffer waits for input (rx) */
+	struct virtq_chain rx;
 	struct virtio_console_config config;
 };
 
 void console_init(struct console *c, uint64_t base, const struct guest_mem *m, int in_fd, int out_fd);
+/* A receive buffer the guest posted is held until input comes, never waited
+ * for inside its notify: the guest's other threads go on running.  While
+ * the guest sleeps: wait up to ms for input (1 came, 0 not yet or a signal,
+ * -1 no buffer held); then the buffer filled if input (or its end) is
+ * there.  0, or -1 with *err. */
+int console_input_wait(const struct console *c, int64_t ms);
+int console_input(struct console *c, const char **err);
 #endif

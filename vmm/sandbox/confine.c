@@ -14,7 +14,7 @@
 /* What the run loop, the devices, the timeout and stdio need from here on,
  * besides the calls filtered by their arguments (vmm_fd_calls, mmap). */
 static const int vmm_calls[] = {
-	SCMP_SYS(fdatasync), SCMP_SYS(poll), SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime),
+	SCMP_SYS(fdatasync), SCMP_SYS(pselect6), SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime),
 	SCMP_SYS(setitimer), SCMP_SYS(timer_settime), SCMP_SYS(rt_sigreturn), SCMP_SYS(close), SCMP_SYS(munmap),
 	SCMP_SYS(brk), SCMP_SYS(madvise), SCMP_SYS(futex), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(lseek),
 	SCMP_SYS(getrandom), SCMP_SYS(mincore), SCMP_SYS(wait4), SCMP_SYS(exit), SCMP_SYS(exit_group),
