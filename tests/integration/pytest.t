@@ -6,7 +6,7 @@
 # faulthandler.enable() needs sigaltstack).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 4
+plan 5
 DIST=/usr/lib/python3/dist-packages
 if [ ! -d "$DIST/_pytest" ]; then
 	echo "Bail out! Debian's python3-pytest is missing (scripts/install-deps installs it)"
@@ -25,4 +25,8 @@ summary() { grep -E '^(FAILED|[0-9]+ (failed|passed))' "$1" | sed 's/ in [0-9.]*
 is "$(summary "$TMP/husk.out")" "$(summary "$TMP/native.out")" "the same summary as natively"
 is "$(summary "$TMP/husk.out" | tail -1)" "1 failed, 6 passed" "6 passed (parametrize x3, tmp_path, capsys, capfd), 1 failed"
 grep -q 'assert (1 + 1) == 3' "$TMP/husk.out"; ok $? "the failure shows the assertion rewritten, with its source line"
+# CPython's own runner, with the standard library's tests attached read-only.
+out=$("$HUSK" run -m 1G -t 120 --ro pylib="$ROOT/build/images/python-lib" -e PYTHONPATH=/data/pylib \
+	python -m test -q test_bisect 2>&1)
+echo "$out" | grep -q '^Tests result: SUCCESS'; ok $? "python -m test -q test_bisect (CPython's regrtest) succeeds"
 done_testing
