@@ -287,6 +287,15 @@ for libc in husk stock; do
 		"42 PROT_NONE pages ($libc libc): EFAULT in system calls, usable again after mprotect or a new mmap, SIGSEGV when touched"
 done
 
+t0=$(now_ms)
+hrun 43 -t 2 python - <"$H/43-pipe-never-read.py"
+[ "$st" = 124 ] && [ "$(out 43 | grep -c '^tick')" -ge 5 ] && [ $(($(now_ms) - t0)) -lt 6000 ]
+ok $? "43 a pipe never read: the writer blocks, another thread still runs, -t 2 ends it ($st)"
+t0=$(now_ms)
+hrun 44 -t 1 python - <"$H/44-epoll-spin.py"
+[ "$st" = 124 ] && [ "$(out 44)" = spinning ] && [ $(($(now_ms) - t0)) -lt 5000 ]
+ok $? "44 an epoll_wait(0) loop for ever: -t 1 ends it promptly ($st)"
+
 # --- the host after everything -----------------------------------------------------
 is "$(sha256sum <"$TMP/canary"):$(stat -c %Y "$TMP/canary")" "$canary:$canary_mtime" "host: the canary file is unchanged"
 ls -A / >"$TMP/root.after"
