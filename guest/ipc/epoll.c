@@ -158,8 +158,9 @@ static long harvest(struct epoll *ep, struct file *self, struct epoll_event_k *o
 {
 	drop_dead(ep);
 	long got = 0;
+	int start = ep->next;
 	for (int k = 0; k < ep->n && got < max; k++) {
-		int i = (ep->next + k) % ep->n;
+		int i = (start + k) % ep->n;
 		struct epitem *it = &ep->items[i];
 		unsigned ev = it->f == self ? 0 : item_ready(it, wake);
 		if (!ev)

@@ -6,7 +6,7 @@
 # socket.socketpair, select, selectors, asyncio).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 14
+plan 15
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/eventfd_timerfd" 2> "$TMP/err")
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "60/0/done 60" \
@@ -106,6 +106,14 @@ try:
 except OSError as e:
     print(e.errno, 100 < len(fds) < 1000)' 2>&1)
 is "$out" "12 True" "1000 pipes of 64 KiB do not fit in -m 40M: ENOMEM, the kernel fine"
+is "$("$HUSK" run python -c '
+import os, select
+e = select.epoll()
+fds = [os.pipe()[1] for _ in range(5)]
+for f in fds:
+    e.register(f, select.EPOLLOUT)
+print(sorted(f for f, _ in e.poll()) == fds, len(e.poll(maxevents=2)), sorted(f for f, _ in e.poll()) == fds)')" "True 2 True" \
+	"epoll_wait reports every ready fd once (and maxevents at most)"
 
 # stdin: the VMM holds the guest's receive buffer until input comes, so a
 # thread reading stdin does not stop the others, poll/select see input, and
