@@ -62,6 +62,11 @@ uint64_t clock_mono_ns(void);
 uint64_t clock_since_boot_ns(void);
 uint64_t clock_wall_ns(void);
 int64_t clock_wall_s(void); /* file timestamps */
+/* A program's timeout as a monotonic deadline (0: none; 1: passed): in ms
+ * (negative: none), or a relative timespec (NULL: none; -EFAULT, -EINVAL). */
+uint64_t deadline_ms(long ms);
+long deadline_ts(const int64_t *ts, uint64_t *out);
+long deadline_in(int64_t sec, int64_t nsec, uint64_t *out); /* values already copied in */
 
 /* random.c */
 void random_init(const uint8_t seed[32]);

@@ -22,34 +22,6 @@ unsigned file_poll(struct file *f, uint64_t *deadline)
 	return (acc != O_WRONLY ? POLLIN | POLLRDNORM : 0) | (acc != O_RDONLY ? POLLOUT | POLLWRNORM : 0);
 }
 
-uint64_t deadline_ms(long ms)
-{
-	return ms < 0 ? 0 : !ms ? 1 : clock_mono_ns() + (uint64_t)ms * 1000000;
-}
-
-/* sec, nsec from now as a deadline (already checked as the program's). */
-static long deadline_in(int64_t sec, int64_t nsec, uint64_t *out)
-{
-	*out = 0;
-	if (sec < 0 || nsec < 0 || nsec >= NSEC_PER_SEC)
-		return -EINVAL;
-	if (sec > 9000000000ll)
-		return 0;
-	uint64_t ns = (uint64_t)sec * NSEC_PER_SEC + (uint64_t)nsec;
-	*out = ns ? clock_mono_ns() + ns : 1;
-	return 0;
-}
-
-long deadline_ts(const int64_t *ts, uint64_t *out)
-{
-	*out = 0;
-	if (!ts)
-		return 0;
-	if (!user_ok(ts, 16))
-		return -EFAULT;
-	return deadline_in(ts[0], ts[1], out);
-}
-
 long sigmask_arg(const uint64_t *set, unsigned long size, uint64_t *out)
 {
 	if (!set)

@@ -10,10 +10,6 @@
  * file systems, devices and the output consoles are always ready for what
  * their access mode allows; stdin when input came. */
 unsigned file_poll(struct file *f, uint64_t *deadline);
-/* A timeout in ms (negative: none) or a timespec (NULL: none) as a
- * monotonic deadline (0: none; 1: passed). */
-uint64_t deadline_ms(long ms);
-long deadline_ts(const int64_t *ts, uint64_t *out);
 /* The optional signal mask of the p-variants: checked and read. */
 long sigmask_arg(const uint64_t *set, unsigned long size, uint64_t *out);
 

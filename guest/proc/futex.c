@@ -56,6 +56,8 @@ long futex_wake(const uint32_t *a, long n)
  * absolute for WAIT_BITSET on the clock the op names. */
 static long deadline_of(const struct timespec_k *ts, int absolute, int realtime, uint64_t *out)
 {
+	if (!absolute)
+		return deadline_ts((const int64_t *)ts, out);
 	*out = 0;
 	if (!ts)
 		return 0;
@@ -66,14 +68,12 @@ static long deadline_of(const struct timespec_k *ts, int absolute, int realtime,
 		return -EINVAL;
 	if (t.sec > 9000000000ll)
 		return 0; /* centuries: as good as none */
-	uint64_t ns = (uint64_t)t.sec * NSEC_PER_SEC + (uint64_t)t.nsec, now = clock_mono_ns();
-	if (!absolute)
-		*out = now + ns;
-	else if (!realtime)
+	uint64_t ns = (uint64_t)t.sec * NSEC_PER_SEC + (uint64_t)t.nsec;
+	if (!realtime)
 		*out = ns ? ns : 1;
 	else {
 		uint64_t wall = clock_wall_ns();
-		*out = ns > wall ? now + (ns - wall) : 1; /* 1: passed already */
+		*out = ns > wall ? clock_mono_ns() + (ns - wall) : 1; /* 1: passed already */
 	}
 	return 0;
 }

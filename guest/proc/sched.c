@@ -46,11 +46,6 @@ void sched_init(void)
 	REPORT->tasks_created = REPORT->tasks_peak = 1;
 }
 
-int task_count(void)
-{
-	return live;
-}
-
 struct task *task_by_tid(int tid)
 {
 	struct task *t = &boot_task;
@@ -252,6 +247,15 @@ uint64_t task_cpu_ns(void)
 	return current->cpu_ns + clock_since_boot_ns() - ran_since;
 }
 
+/* A task has the CPU again (back from switch_to, or new): its signals, the
+ * timer for the others, interrupts on. */
+static void on_cpu(void)
+{
+	signal_recompute();
+	sched_timer_update();
+	interrupts_on();
+}
+
 static void schedule(void)
 {
 	struct task *prev = current, *next;
@@ -272,9 +276,13 @@ static void schedule(void)
 			fs_base_write(next->fs_base);
 		finish_switch(switch_to(prev, &prev->ksp, next->ksp));
 	}
-	signal_recompute();
-	sched_timer_update();
-	interrupts_on();
+	on_cpu();
+}
+
+static _Noreturn void resume_interrupted(void)
+{
+	signal_deliver(&current->regs);
+	return_to_program(&current->regs);
 }
 
 /* Where a new task's first switch lands (entry.S task_first_entry). */
@@ -282,11 +290,8 @@ _Noreturn void task_start(struct task *prev);
 _Noreturn void task_start(struct task *prev)
 {
 	finish_switch(prev);
-	signal_recompute();
-	sched_timer_update();
-	interrupts_on();
-	signal_deliver(&current->regs);
-	return_to_program(&current->regs);
+	on_cpu();
+	resume_interrupted();
 }
 
 int sched_block(uint64_t deadline, int interruptible)
@@ -343,12 +348,6 @@ void sched_timer_note(int in_kernel)
 		armed_for = clock_mono_ns() + NOTE_RETRY_NS;
 		apic_timer_arm(NOTE_RETRY_NS);
 	}
-}
-
-static void resume_interrupted(void)
-{
-	signal_deliver(&current->regs);
-	return_to_program(&current->regs);
 }
 
 _Noreturn void sched_interrupted(const struct user_regs *r)

@@ -73,7 +73,6 @@ struct task *task_create(const struct user_regs *regs, uint64_t fs_base);
 /* Ends the current thread (code: its exit status); the last one ends the run. */
 _Noreturn void task_exit(int code);
 struct task *task_by_tid(int tid);
-int task_count(void);
 /* The current thread's CPU time (CLOCK_THREAD_CPUTIME_ID). */
 uint64_t task_cpu_ns(void);
 

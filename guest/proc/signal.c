@@ -622,14 +622,10 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 	if (!user_ok(set, 8) || (info && !user_ok(info, sizeof(struct siginfo_k))) ||
 	    (timeout && !user_ok(timeout, 16)))
 		return -EFAULT;
-	uint64_t want = *set & ~unblockable;
-	const int64_t *ts = timeout;
-	if (ts && (ts[0] < 0 || ts[1] < 0 || ts[1] >= NSEC_PER_SEC))
-		return -EINVAL;
-	uint64_t end = !ts ? 0 : ts[0] > 9000000000ll ? 0 : clock_mono_ns() + ts[0] * NSEC_PER_SEC + ts[1];
-	if (ts && !ts[0] && !ts[1])
-		end = 1; /* a poll: already past */
-	long r;
+	uint64_t want = *set & ~unblockable, end;
+	long r = deadline_ts(timeout, &end);
+	if (r)
+		return r;
 	self->waiting_for = want;
 	for (;;) {
 		uint64_t hit = (self->pending | shared_pending) & want;
