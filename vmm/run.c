@@ -46,20 +46,20 @@ static void on_limit(int sig)
  * namespaces the supervisor sends them here (a Ctrl-C may bring the same
  * signal twice: from the supervisor and from the terminal's process group)
  * and itself ends the run at a second request or after a grace period
- * (isolate.c).  Without, a second one of a kind, or one after the guest is
- * gone, ends husk at once with 128 + the signal (exit_group: all the
- * confined VMM may do). */
+ * (isolate.c).  Without, a second one of a kind (stop_signal_again), or one
+ * after the guest is gone, ends husk at once with 128 + the signal
+ * (exit_group: all the confined VMM may do). */
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static volatile sig_atomic_t host_signals, host_signals_seen;
 static int supervised;
 
 static void on_stop(int sig)
 {
-	int bit = 1 << (sig - 1), again = !running || (host_signals_seen & bit);
+	int bit = 1 << (sig - 1), again = stop_signal_again(sig) || !running;
 	if (again && !supervised)
 		_exit(128 + sig);
-	if (again)
-		return;
+	if (again || (host_signals_seen & bit))
+		return; /* the supervisor ends the run; or the same request twice */
 	host_signals_seen |= bit;
 	host_signals |= bit;
 	running->immediate_exit = 1;

@@ -8,7 +8,7 @@
 # them.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 32
+plan 34
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/signals" 2> "$TMP/err"); st=$?
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "19/0/done 19" \
@@ -143,6 +143,21 @@ ctrl_c 1 0 python -c "$IGNORE"
 ok $? "a program that ignores Ctrl-C is killed after the 2 s grace: 130 ($st in $ms ms)"
 ctrl_c 2 0.3 python -c "$IGNORE"
 [ "$st" = 130 ] && [ "$ms" -lt 3000 ]; ok $? "a second Ctrl-C ends the run at once: 130 ($st in $ms ms)"
+# One request delivered twice (timeout(1) signals its child, then its group):
+# still one request, the program catches it.
+for ns in "" --no-namespaces; do
+	setsid "$HUSK" run $ns python -c '
+try:
+    import time; time.sleep(30)
+except KeyboardInterrupt:
+    print("caught")' > "$TMP/out" 2>&1 &
+	pid=$!
+	sleep 1.5
+	kill -INT $pid
+	kill -INT -$pid
+	wait $pid
+	is "$?:$(cat "$TMP/out")" "0:caught" "one SIGINT delivered to husk and to its group at once is one request ${ns:-(supervised)}"
+done
 ctrl_c 1 0 --no-namespaces python -c '
 try:
     import time; time.sleep(30)

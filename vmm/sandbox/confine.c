@@ -31,7 +31,7 @@ static const struct { unsigned may; int call; } vmm_fd_calls[] = {
  * (tgkill: itself only). */
 static const int supervisor_calls[] = {
 	SCMP_SYS(wait4), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask),
-	SCMP_SYS(alarm), SCMP_SYS(setitimer),
+	SCMP_SYS(alarm), SCMP_SYS(setitimer), SCMP_SYS(clock_gettime), /* a repeated stop signal */
 	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(write), SCMP_SYS(exit_group),
 };
 

@@ -21,6 +21,7 @@
 #include "errmsg.h"
 #include "exit_codes.h"
 #include "sandbox/isolate.h"
+#include "sandbox/stop.h"
 
 #define KEPT_DIR "/run/husk/ns"
 
@@ -209,10 +210,13 @@ static volatile sig_atomic_t stop_signal;
 
 static void forward(int sig)
 {
-	if (stop_signal) {
+	int again = stop_signal_again(sig);
+	if (stop_signal && (again || sig != stop_signal)) {
 		kill(vmm, SIGKILL);
 		return;
 	}
+	if (stop_signal)
+		return; /* the same request delivered twice */
 	stop_signal = sig;
 	kill(vmm, sig);
 	alarm(GRACE_S);

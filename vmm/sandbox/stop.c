@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <signal.h>
+#include <time.h>
 #include "sandbox/stop.h"
 
 static volatile sig_atomic_t reason;
@@ -18,4 +19,24 @@ enum stop_reason stop_requested(void)
 void stop_reset(void)
 {
 	reason = STOP_NONE;
+}
+
+static long long monotonic_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int stop_signal_again(int sig)
+{
+	static volatile sig_atomic_t seen; /* a bit per signal */
+	static long long first_ms[NSIG];
+	int bit = 1 << (sig - 1);
+	if (!(seen & bit)) {
+		first_ms[sig] = monotonic_ms();
+		seen |= bit;
+		return 0;
+	}
+	return monotonic_ms() - first_ms[sig] >= STOP_REPEAT_MS;
 }

@@ -13,4 +13,13 @@ enum stop_reason stop_requested(void);
 /* Forgets the request: for code that drives the devices over and over in
  * one process (the fuzz targets). */
 void stop_reset(void);
+
+/* For the handlers of husk's own stop signals (Ctrl-C, SIGTERM...): 1 when
+ * SIG is a second request of its kind, which ends the run at once.  One
+ * request often comes as two deliveries within microseconds (a terminal's
+ * Ctrl-C reaches the whole process group; timeout(1) signals its child and
+ * then its group): a repeat within STOP_REPEAT_MS of the first is the same
+ * request.  Async-signal-safe. */
+#define STOP_REPEAT_MS 150
+int stop_signal_again(int sig);
 #endif
