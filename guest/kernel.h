@@ -72,8 +72,7 @@ long deadline_in(int64_t sec, int64_t nsec, uint64_t *out); /* values already co
 void random_init(const uint8_t seed[32]);
 void random_fill(void *buf, size_t n);
 
-/* mem.c: the program's address space above its image */
-void mem_init(uint64_t image_end, uint64_t ram_size);
+/* mm.c: the current process's address space (mm/mm.h has the rest) */
 uintptr_t mem_stack_top(void);
 long mem_brk(uintptr_t want);
 long mem_mmap(uintptr_t addr, size_t len, int prot, int flags);
@@ -82,9 +81,8 @@ long mem_mprotect(uintptr_t addr, size_t len, int prot);
 int user_ok(const void *p, size_t len);
 uint64_t mem_free_bytes(void);
 uint64_t mem_total_bytes(void);
-/* Pages [a, a+len) of the arena hold boot data (the script) until
- * mem_release_boot_data zeroes and frees them. */
-void mem_reserve_boot_data(uintptr_t a, size_t len);
+/* The boot data (the script) the first program's arena held is no longer
+ * needed: zeroed and given back. */
 void mem_release_boot_data(uintptr_t a, size_t len);
 
 /* kalloc.c: zeroed kernel memory; kfree needs the size given to kalloc */

@@ -2,6 +2,7 @@
 /* The kernel's boot sequence. */
 #include "arch/cpu.h"
 #include "kernel.h"
+#include "mm/mm.h"
 #include "sys/sys_fs.h"
 
 _Noreturn void kmain(const void *fdt, unsigned long flags);
@@ -16,9 +17,7 @@ _Noreturn void kmain(const void *fdt, unsigned long flags)
 	random_init(boot.seed);
 	if (boot.selftest)
 		selftest_run();
-	mem_init(boot.image_end, boot.ram_size);
-	if (boot.script_size)
-		mem_reserve_boot_data(boot.script_gpa, boot.script_size);
+	mm_boot(boot.image_end, boot.ram_size, boot.script_gpa, boot.script_size);
 	fs_init();
 	program_start();
 }

@@ -194,7 +194,7 @@ int vm_create(struct vm *v, uint64_t ram_size, int allow_pvm, char *err, size_t 
  * ~10 us to touch first on kvm_pvm, part of a 2 MiB one on a huge page far
  * less), except two ranges in 4 KiB pages: the first 2 MiB with page 0 left
  * out, and the stack with its guard page left out.  Plus the virtio-mmio
- * window. */
+ * window, and the direct map of all RAM (abi.h). */
 static void build_page_tables(struct vm *v)
 {
 	const uint64_t P = 1, RW = 2, US = 4, PCD = 0x10, PS = 0x80, TABLE = P | RW | US;
@@ -217,6 +217,13 @@ static void build_page_tables(struct vm *v)
 	for (uint64_t a = stack, i = 0; a < v->mem.size; a += 2ull << 20, i++)
 		pd[a >> 21] = (HUSK_PT_STACK + 4096 * i) | TABLE;
 	pd[HUSK_MMIO_BASE >> 21] = HUSK_MMIO_BASE | TABLE | PS | PCD;
+	uint64_t *dpdpt = gpa_fixed(&v->mem, HUSK_DIRECT_PDPT, 4096);
+	uint64_t *dpd = gpa_fixed(&v->mem, HUSK_DIRECT_PD, 3 * 4096);
+	pml4[HUSK_DIRECT_MAP >> 39] = HUSK_DIRECT_PDPT | TABLE;
+	for (int i = 0; i < 3; i++)
+		dpdpt[i] = (HUSK_DIRECT_PD + 4096ull * i) | TABLE;
+	for (uint64_t a = 0; a < v->mem.size; a += 2ull << 20)
+		dpd[a >> 21] = a | TABLE | PS;
 }
 
 static void write_gdt_tss(struct vm *v)

@@ -6,6 +6,7 @@
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "linux_abi.h"
+#include "mm/mm.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
 
@@ -97,6 +98,8 @@ void trap_handler(struct trap_frame *f)
 	}
 	uint64_t addr = f->vector == 14 ? read_cr2() : 0;
 	int kernel = in_kernel(f);
+	if (f->vector == 14 && !kernel && mm_fault(addr))
+		return; /* a stack page touched for the first time */
 	int sig = f->vector < 32 ? signal_of[f->vector].sig : 0;
 	if (kernel || !sig)
 		panic("exception %lu (error %lx) at rip %lx, address %lx, in the %s",

@@ -46,6 +46,9 @@ static int transfer(void *ctx, uint32_t type, uint64_t sector, void *buf, uint32
 	char *p = buf;
 	while (bytes) {
 		uint32_t k = bytes < MAX_REQUEST ? (uint32_t)bytes : MAX_REQUEST;
+		size_t fits = virtq_span(p, k, VQ_SIZE - 2); /* beside the header and the status */
+		if (fits < k)
+			k = fits >= SECTOR ? (uint32_t)(fits & ~(size_t)(SECTOR - 1)) : k;
 		int r = request(b, type, sector, p, k);
 		if (r)
 			return r;

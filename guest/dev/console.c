@@ -54,6 +54,7 @@ long console_writev(int fd, const struct kiovec *iov, int n)
 		size_t left = iov[i].len;
 		while (left) {
 			uint32_t k = left < CHUNK ? (uint32_t)left : CHUNK;
+			k = (uint32_t)virtq_span(p, k, VQ_SIZE);
 			struct vbuf b = { p, k, 0 };
 			virtq_request(&c->dev, &c->q, &b, 1);
 			p += k, left -= k, total += k;

@@ -4,6 +4,7 @@
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "dev/virtio.h"
+#include "mm/pmem.h"
 
 static void w(struct virtio_dev *d, unsigned reg, uint32_t v) { mmio_write32(d->mmio + reg, v); }
 static uint32_t r(struct virtio_dev *d, unsigned reg) { return mmio_read32(d->mmio + reg); }
@@ -36,9 +37,9 @@ int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t wa
 			return -ENODEV;
 		w(d, VIRTIO_MMIO_QUEUE_NUM, VQ_SIZE);
 		/* All of RAM is below 4 GiB, and the high halves reset to 0. */
-		w(d, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(uintptr_t)q->desc);
-		w(d, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)(uintptr_t)&q->avail);
-		w(d, VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)(uintptr_t)&q->used);
+		w(d, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)virt_to_phys(q->desc));
+		w(d, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)virt_to_phys(&q->avail));
+		w(d, VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)virt_to_phys(&q->used));
 		w(d, VIRTIO_MMIO_QUEUE_READY, 1);
 	}
 	w(d, VIRTIO_MMIO_STATUS, st | VIRTIO_STATUS_DRIVER_OK);
@@ -46,15 +47,53 @@ int virtio_init(struct virtio_dev *d, struct virtq *qs, int nqueues, uint32_t wa
 	return 0;
 }
 
+/* The physically contiguous piece of [p, p+len) that starts at p. */
+static uint32_t piece(const char *p, uint32_t len, uint64_t *pa)
+{
+	*pa = virt_to_phys(p);
+	uint32_t k = 0;
+	while (k < len) {
+		uint32_t in_page = PAGE_SIZE - (uint32_t)(((uintptr_t)p + k) & (PAGE_SIZE - 1));
+		if (k && virt_to_phys(p + k) != *pa + k)
+			break;
+		k += in_page < len - k ? in_page : len - k;
+	}
+	return k;
+}
+
+size_t virtq_span(const void *p, size_t len, int pieces)
+{
+	size_t done = 0;
+	uint64_t pa;
+	while (done < len && pieces-- > 0) {
+		size_t left = len - done;
+		done += piece((const char *)p + done, left > UINT32_MAX ? UINT32_MAX : (uint32_t)left, &pa);
+	}
+	return done;
+}
+
 void virtq_post(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n)
 {
+	int used = 0;
 	for (int i = 0; i < n; i++) {
-		q->desc[i].addr = (uintptr_t)b[i].addr;
-		q->desc[i].len = b[i].len;
-		q->desc[i].flags = (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0) |
-				   (b[i].device_writes ? VIRTQ_DESC_F_WRITE : 0);
-		q->desc[i].next = i + 1 < n ? i + 1 : 0;
+		const char *p = b[i].addr;
+		uint32_t left = b[i].len;
+		do {
+			if (used == VQ_SIZE)
+				panic("a virtio request needs more than %d descriptors", VQ_SIZE);
+			uint64_t pa;
+			uint32_t k = left ? piece(p, left, &pa) : (pa = virt_to_phys(p), 0);
+			struct virtq_desc *e = &q->desc[used];
+			e->addr = pa;
+			e->len = k;
+			e->flags = VIRTQ_DESC_F_NEXT | (b[i].device_writes ? VIRTQ_DESC_F_WRITE : 0);
+			e->next = (uint16_t)(used + 1);
+			used++;
+			p += k, left -= k;
+		} while (left);
 	}
+	q->desc[used - 1].flags &= (uint16_t)~VIRTQ_DESC_F_NEXT;
+	q->desc[used - 1].next = 0;
 	q->avail.ring[q->avail.idx % VQ_SIZE] = 0;
 	__asm__ volatile("" ::: "memory");
 	q->avail.idx++;

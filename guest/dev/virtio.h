@@ -43,6 +43,9 @@ uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf 
  * (descriptors 0..n-1: one request in flight per queue), notify again to
  * have the device look, and see whether it is done (its length). */
 void virtq_post(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n);
+/* A buffer becomes one descriptor per physically contiguous piece (a
+ * process's pages need not be): how much of [p, p+len) fits in that many. */
+size_t virtq_span(const void *p, size_t len, int pieces);
 void virtq_kick(struct virtio_dev *d, struct virtq *q);
 int virtq_done(struct virtq *q, uint32_t *len);
 #endif

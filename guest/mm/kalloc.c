@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel memory (file system buffers, open files): small blocks from
  * power-of-two size classes carved out of 64 KiB chunks, large ones as whole
- * pages.  Everything comes from the program's arena (mem.c), so the kernel's
- * use counts against guest memory like the program's own. */
+ * pages.  Everything comes from physical memory (pmem.c) through the direct
+ * map, so the kernel's use counts against guest memory like the programs'
+ * own, and it is there in every address space. */
 #include <string.h>
 #include "kernel.h"
 #include "linux_abi.h"
+#include "mm/pmem.h"
 
 #define MIN_SHIFT 5   /* 32 bytes */
 #define MAX_SHIFT 11  /* 2 KiB: larger requests take pages */
@@ -24,8 +26,12 @@ static int class_of(size_t size)
 
 static void *pages(size_t size)
 {
-	long a = mem_mmap(0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS); /* zeroed */
-	return a < 0 ? NULL : (void *)a;
+	uint64_t pa = pmem_alloc(size / PAGE_SIZE); /* zeroed */
+	if (!pa) {
+		REPORT->denied_enomem++;
+		return NULL;
+	}
+	return phys_to_virt(pa);
 }
 
 void *kalloc(size_t size)
@@ -58,7 +64,7 @@ void kfree(void *p, size_t size)
 	if (!size)
 		size = 1;
 	if (size > 1ul << MAX_SHIFT) {
-		mem_munmap((uintptr_t)p, ALIGN_UP(size, PAGE_SIZE));
+		pmem_free(virt_to_phys(p), ALIGN_UP(size, PAGE_SIZE) / PAGE_SIZE);
 		return;
 	}
 	int c = class_of(size);

@@ -15,6 +15,13 @@
 #define HUSK_GDT         0xc000ul
 #define HUSK_TSS         0xd000ul
 #define HUSK_VIF         0xe000ul   /* kvm_pvm virtual interrupt flag page */
+/* The direct map: all RAM again at HUSK_DIRECT_MAP + its address, in 2 MiB
+ * pages, in every address space (the kernel's heap and page tables live
+ * there, since a process's own page tables map the program's addresses to
+ * pages of its own).  Its PDPT and 3 page directories (0..3 GiB). */
+#define HUSK_DIRECT_PDPT 0x10000ul
+#define HUSK_DIRECT_PD   0x11000ul
+#define HUSK_DIRECT_MAP  0x400000000000ul /* PML4 slot 128: no program's address */
 
 /* [2 MiB, 4 MiB) is one 2 MiB page: the kernel and what it touches at boot
  * (first touches are costly on kvm_pvm: vmm/guest_mem.h). */

@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Address spaces.  Each process has page tables of its own for the program's
+ * addresses, [HUSK_PROGRAM_MIN, top of RAM); the kernel's part (its first
+ * 4 MiB, the direct map, the devices) is the same page in every root.  The
+ * program's memory is handed out in 2 MiB regions, each backed by one 2 MiB
+ * block (one mapping: one shadow fault on kvm_pvm) or, when no block is free,
+ * page by page.  Its image sits at the bottom, the arena above it (brk and
+ * mmap take pages from the bottom up, so a small program stays within the
+ * regions it already has), the stack at the top in 4 KiB pages below which a
+ * guard page stays unmapped; a stack page is backed when first touched.
+ *
+ * The first program's address space is the one the VMM built: everything
+ * mapped to itself.  It takes a region's own block when that is free (no
+ * mapping changes); the blocks of its regions it has not taken stay mapped
+ * there too, which only a program writing where it allocated nothing sees.
+ *
+ * Of the protections only PROT_NONE is enforced, in the arena: its pages are
+ * made not present (a block's mapping is split into 4 KiB ones for them), and
+ * system calls refuse them (EFAULT).  Read-only and no-exec are not: the
+ * program shares the kernel's privilege, which writes through any mapping. */
+#include <errno.h>
+#include <string.h>
+#include "kernel.h"
+#include "linux_abi.h"
+#include "mm/mm.h"
+#include "mm/bitmap.h"
+#include "mm/pmem.h"
+
+enum region_kind {
+	R_NONE,  /* nothing of it is this process's */
+	R_BLOCK, /* one 2 MiB block */
+	R_SPLIT, /* one block, mapped in 4 KiB pages (some PROT_NONE) */
+	R_PAGES, /* 4 KiB pages, each its own (an entry of 0: not backed) */
+};
+
+#define PTE_PRESENT 1ull
+#define PTE_TABLE (1ull | 2ull | 4ull) /* present, writable, user: kvm_pvm wants U on every level */
+#define PTE_ACCESSED 0x20ull
+#define PDE_HUGE 0x80ull
+#define PTE_ADDR 0x000ffffffffff000ull
+#define NPD 3 /* page directories of the program's part: [0, 3 GiB) */
+
+struct mm *mm_current;
+static int flush_pending;
+
+static size_t pg(const struct mm *m, uintptr_t a) { return (a - m->lo) / PAGE_SIZE; }
+
+
+
+/* Every translation again: kvm_pvm's hypercall, else a CR3 reload. */
+static void flush_tlb(void)
+{
+	flush_pending = 0;
+	if (boot.pvm) {
+		long nr = 0x1007; /* FLUSH_TLB */
+		__asm__ volatile("int $0x1b" : "+a"(nr) : : "memory");
+	} else {
+		uint64_t cr3;
+		__asm__ volatile("mov %%cr3, %0; mov %0, %%cr3" : "=r"(cr3) : : "memory");
+	}
+}
+
+/* A mapping that was present changed: the TLB may hold it (only the live
+ * root's matter: a switch flushes). */
+static void changed(const struct mm *m)
+{
+	if (m == mm_current)
+		flush_pending = 1;
+}
+
+static void flush_if_needed(void)
+{
+	if (flush_pending)
+		flush_tlb();
+}
+
+static uint64_t *table_of(const struct mm *m, size_t r)
+{
+	return phys_to_virt(m->pd[r] & PTE_ADDR);
+}
+
+static void set_pde(struct mm *m, size_t r, uint64_t v)
+{
+	uint64_t old = m->pd[r];
+	if (old == v)
+		return;
+	m->pd[r] = v;
+	if (old & PTE_PRESENT)
+		changed(m);
+}
+
+static uintptr_t region_start(size_t r) { return (uintptr_t)r * BLOCK_SIZE; }
+
+/* Pages [from, to) of region r backed: its block, else page by page. */
+static int back(struct mm *m, size_t r, uintptr_t from, uintptr_t to)
+{
+	if (m->region[r] == R_BLOCK || m->region[r] == R_SPLIT)
+		return 0;
+	if (m->region[r] == R_NONE) {
+		uint64_t pa = region_start(r) < m->hi ? pmem_alloc_block(region_start(r)) : 0; /* the stack: pages */
+		if (pa) {
+			set_pde(m, r, pa | PTE_TABLE | PDE_HUGE);
+			m->region[r] = R_BLOCK;
+			return 0;
+		}
+		uint64_t pt = pmem_alloc(1);
+		if (!pt)
+			return -ENOMEM;
+		set_pde(m, r, pt | PTE_TABLE);
+		m->region[r] = R_PAGES;
+	}
+	uint64_t *pt = table_of(m, r);
+	for (uintptr_t a = from; a < to; a += PAGE_SIZE) {
+		uint64_t *e = &pt[(a >> 12) & 511];
+		if (*e)
+			continue;
+		uint64_t pa = pmem_alloc(1);
+		if (!pa)
+			return -ENOMEM;
+		*e = pa | PTE_TABLE;
+	}
+	return 0;
+}
+
+/* Back [a, a+len) region by region. */
+static int back_range(struct mm *m, uintptr_t a, size_t len)
+{
+	for (uintptr_t end = a + len; a < end;) {
+		size_t r = a / BLOCK_SIZE;
+		uintptr_t next = region_start(r + 1) < end ? region_start(r + 1) : end;
+		if (back(m, r, a, next))
+			return -ENOMEM;
+		a = next;
+	}
+	return 0;
+}
+
+static void free_region(struct mm *m, size_t r)
+{
+	uint64_t pde = m->pd[r];
+	switch (m->region[r]) {
+	case R_NONE:
+		break;
+	case R_BLOCK:
+		pmem_free(pde & PTE_ADDR & ~(BLOCK_SIZE - 1), BLOCK_SIZE / PAGE_SIZE);
+		break;
+	case R_SPLIT:
+		pmem_free(table_of(m, r)[0] & PTE_ADDR, BLOCK_SIZE / PAGE_SIZE);
+		pmem_free(pde & PTE_ADDR, 1);
+		break;
+	case R_PAGES: {
+		uint64_t *pt = table_of(m, r);
+		for (int i = 0; i < 512; i++)
+			if (pt[i])
+				pmem_free(pt[i] & PTE_ADDR, 1);
+		if ((pde & PTE_ADDR) >= HUSK_PROGRAM_MIN) /* not one of the VMM's tables */
+			pmem_free(pde & PTE_ADDR, 1);
+		else
+			memset(pt, 0, PAGE_SIZE);
+		break;
+	}
+	}
+	m->region[r] = R_NONE;
+	set_pde(m, r, 0);
+}
+
+void *mm_page(struct mm *m, uintptr_t a)
+{
+	size_t r = a / BLOCK_SIZE;
+	if (!m || a < m->image_lo || a >= m->stack_top || m->region[r] == R_NONE)
+		return 0;
+	uint64_t pde = m->pd[r];
+	if (pde & PDE_HUGE)
+		return phys_to_virt((pde & PTE_ADDR & ~(BLOCK_SIZE - 1)) + (a & (BLOCK_SIZE - 1) & ~(PAGE_SIZE - 1)));
+	uint64_t e = table_of(m, r)[(a >> 12) & 511];
+	return e ? phys_to_virt(e & PTE_ADDR) : 0;
+}
+
+uint64_t virt_to_phys(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	if (a >= HUSK_DIRECT_MAP)
+		return a - HUSK_DIRECT_MAP;
+	if (a < HUSK_PROGRAM_MIN)
+		return a; /* the kernel's own, mapped to itself */
+	void *k = mm_page(mm_current, a);
+	if (!k)
+		panic("no page behind %lx", (unsigned long)a);
+	return (uint64_t)((uintptr_t)k - HUSK_DIRECT_MAP) + (a & (PAGE_SIZE - 1));
+}
+
+/* The 4 KiB entry of a (an arena page), splitting its block first if need
+ * be.  NULL: no memory for the table. */
+static uint64_t *pte_of(struct mm *m, uintptr_t a)
+{
+	size_t r = a / BLOCK_SIZE;
+	if (m->region[r] == R_BLOCK) {
+		uint64_t pt = pmem_alloc(1), base = m->pd[r] & PTE_ADDR & ~(BLOCK_SIZE - 1);
+		if (!pt)
+			return 0;
+		uint64_t *e = phys_to_virt(pt);
+		for (int i = 0; i < 512; i++)
+			e[i] = (base + (uint64_t)i * PAGE_SIZE) | PTE_TABLE;
+		set_pde(m, r, pt | PTE_TABLE);
+		m->region[r] = R_SPLIT;
+	}
+	return &table_of(m, r)[(a >> 12) & 511];
+}
+
+/* Pages [a, a+len) of the arena present (or not): -ENOMEM when a table
+ * page cannot be had. */
+static int set_access(struct mm *m, uintptr_t a, size_t len, int on)
+{
+	int r = 0;
+	for (size_t i = pg(m, a), end = pg(m, a + len); i < end; i++) {
+		if (bit_get(m->noaccess, i) == !on)
+			continue;
+		uint64_t *pte = pte_of(m, m->lo + i * PAGE_SIZE);
+		if (!pte || !*pte) {
+			r = -ENOMEM;
+			break;
+		}
+		if (on) {
+			*pte |= PTE_PRESENT;
+			m->noaccess_pages--;
+		} else {
+			*pte &= ~PTE_PRESENT;
+			m->noaccess_pages++;
+			changed(m);
+		}
+		bits_set(m->noaccess, i, 1, on ? 0 : 1);
+	}
+	flush_if_needed();
+	return r;
+}
+
+/* Hands out [a, a+len) of the arena: backed, zero (a page handed out before
+ * was cleared when given back). */
+static int take(struct mm *m, uintptr_t a, size_t len)
+{
+	int r = back_range(m, a, len);
+	flush_if_needed(); /* the first program's region moved off its own block */
+	if (r)
+		return -ENOMEM;
+	bits_set(m->used, pg(m, a), len / PAGE_SIZE, 1);
+	return 0;
+}
+
+/* Gives back [a, a+len) of the arena: a region with nothing handed out is
+ * freed; else its pages given back are cleared (or freed, page by page). */
+static void release(struct mm *m, uintptr_t a, size_t len)
+{
+	if (m->noaccess_pages)
+		set_access(m, a, len, 1); /* freed pages are usable memory again */
+	bits_set(m->used, pg(m, a), len / PAGE_SIZE, 0);
+	if (pg(m, a) < m->free_hint)
+		m->free_hint = pg(m, a);
+	for (uintptr_t end = a + len; a < end;) {
+		size_t r = a / BLOCK_SIZE;
+		uintptr_t rs = region_start(r), re = region_start(r + 1);
+		uintptr_t next = re < end ? re : end;
+		int empty = rs >= m->lo && re <= m->hi && bits_clear(m->used, pg(m, rs), BLOCK_SIZE / PAGE_SIZE);
+		if (empty) {
+			free_region(m, r);
+		} else if (m->region[r] == R_PAGES) {
+			uint64_t *pt = table_of(m, r);
+			for (uintptr_t p = a; p < next; p += PAGE_SIZE) {
+				uint64_t *e = &pt[(p >> 12) & 511];
+				if (*e) {
+					pmem_free(*e & PTE_ADDR, 1);
+					*e = 0;
+					changed(m);
+				}
+			}
+		} else if (m->region[r] != R_NONE) {
+			for (uintptr_t p = a; p < next; p += PAGE_SIZE)
+				memset(mm_page(m, p), 0, PAGE_SIZE);
+		}
+		a = next;
+	}
+	flush_if_needed();
+}
+
+/* ---- building address spaces ---------------------------------------------- */
+
+static int alloc_maps(struct mm *m)
+{
+	m->words = ((m->hi - m->lo) / PAGE_SIZE + 63) / 64;
+	m->used = kalloc(m->words * 8);
+	m->noaccess = kalloc(m->words * 8);
+	return m->used && m->noaccess ? 0 : -ENOMEM;
+}
+
+/* Page tables whose kernel part is the boot root's. */
+static struct mm *mm_new(uint64_t ram_size)
+{
+	struct mm *m = kalloc(sizeof *m);
+	if (!m)
+		return 0;
+	m->refs = 1;
+	m->stack_top = ram_size;
+	m->region = kalloc(ram_size / BLOCK_SIZE);
+	uint64_t root = pmem_alloc(1), pdpt = root ? pmem_alloc(1) : 0, pd = pdpt ? pmem_alloc(NPD) : 0;
+	if (!m->region || !pd) {
+		if (root)
+			pmem_free(root, 1);
+		if (pdpt)
+			pmem_free(pdpt, 1);
+		kfree(m->region, ram_size / BLOCK_SIZE);
+		kfree(m, sizeof *m);
+		return 0;
+	}
+	const uint64_t *boot_pml4 = phys_to_virt(HUSK_PML4), *boot_pdpt = phys_to_virt(HUSK_PDPT),
+		       *boot_pd = phys_to_virt(HUSK_PD);
+	uint64_t *pml4 = phys_to_virt(root), *dir = phys_to_virt(pdpt);
+	pml4[0] = pdpt | PTE_TABLE;
+	pml4[HUSK_DIRECT_MAP >> 39] = boot_pml4[HUSK_DIRECT_MAP >> 39];
+	for (int i = 0; i < NPD; i++)
+		dir[i] = (pd + (uint64_t)i * PAGE_SIZE) | PTE_TABLE;
+	dir[NPD] = boot_pdpt[NPD]; /* 3..4 GiB: the devices */
+	m->root = root;
+	m->pd = phys_to_virt(pd);
+	for (size_t r = 0; r < HUSK_PROGRAM_MIN / BLOCK_SIZE; r++)
+		m->pd[r] = boot_pd[r]; /* the kernel */
+	m->image_lo = HUSK_PROGRAM_MIN;
+	return m;
+}
+
+struct mm *mm_boot(uint64_t image_end, uint64_t ram_size, uintptr_t data, size_t data_len)
+{
+	pmem_init(ram_size);
+	uintptr_t image_top = ALIGN_UP(image_end, BLOCK_SIZE), stack = ram_size - HUSK_STACK_SIZE;
+	uintptr_t data_lo = data & ~(BLOCK_SIZE - 1), data_hi = ALIGN_UP(data + data_len, BLOCK_SIZE);
+	if (image_top > stack || (data_len && (data < image_end || data_hi > stack)))
+		panic("program image ends at %lx, no room below the stack", (unsigned long)image_end);
+	pmem_reserve(HUSK_PROGRAM_MIN, image_top - HUSK_PROGRAM_MIN);
+	pmem_reserve(stack, HUSK_STACK_SIZE);
+	if (data_len)
+		pmem_reserve(data_lo, data_hi - data_lo);
+	struct mm *m = kalloc(sizeof *m);
+	if (!m || !(m->region = kalloc(ram_size / BLOCK_SIZE)))
+		panic("no memory for the program's address space");
+	m->refs = 1;
+	m->boot = 1;
+	m->root = HUSK_PML4;
+	m->pd = phys_to_virt(HUSK_PD);
+	m->image_lo = HUSK_PROGRAM_MIN;
+	m->lo = m->brk = ALIGN_UP(image_end, PAGE_SIZE);
+	m->hi = stack;
+	m->stack_top = ram_size;
+	for (size_t r = HUSK_PROGRAM_MIN / BLOCK_SIZE; r < image_top / BLOCK_SIZE; r++)
+		m->region[r] = R_BLOCK;
+	for (size_t r = stack / BLOCK_SIZE; r < ram_size / BLOCK_SIZE; r++)
+		m->region[r] = R_PAGES; /* the VMM's tables, every page present */
+	if (alloc_maps(m))
+		panic("no memory for the program's address space");
+	if (data_len) { /* its blocks are the program's, mapped to themselves */
+		for (size_t r = data_lo / BLOCK_SIZE; r < data_hi / BLOCK_SIZE; r++)
+			m->region[r] = R_BLOCK;
+		bits_set(m->used, pg(m, data), ALIGN_UP(data_len, PAGE_SIZE) / PAGE_SIZE, 1);
+	}
+	mm_current = m;
+	return m;
+}
+
+/* Which pages of the parent a fork copies: the image, what the arena handed
+ * out, and the stack pages ever touched (a page the program never touched is
+ * still zero). */
+static int fork_wants(const struct mm *p, uintptr_t a, uint64_t entry)
+{
+	if (a < p->lo)
+		return 1;
+	if (a < p->hi)
+		return bit_get(p->used, pg(p, a));
+	return entry & PTE_ACCESSED;
+}
+
+static int fork_region(struct mm *c, struct mm *p, size_t r)
+{
+	uintptr_t from = region_start(r) > p->image_lo ? region_start(r) : p->image_lo;
+	uintptr_t to = region_start(r + 1) < p->stack_top ? region_start(r + 1) : p->stack_top;
+	const uint64_t *ppt = p->region[r] == R_BLOCK ? 0 : table_of(p, r);
+	if (p->region[r] != R_PAGES) {
+		uint64_t pa = pmem_alloc_block(0);
+		if (pa) {
+			c->pd[r] = pa | PTE_TABLE | PDE_HUGE;
+			c->region[r] = R_BLOCK;
+			for (uintptr_t a = from; a < to; a += PAGE_SIZE)
+				if (fork_wants(p, a, 0))
+					memcpy(phys_to_virt(pa + (a - region_start(r))), mm_page(p, a), PAGE_SIZE);
+			return 0;
+		}
+	}
+	for (uintptr_t a = from; a < to; a += PAGE_SIZE) {
+		uint64_t e = ppt ? ppt[(a >> 12) & 511] : PTE_ACCESSED;
+		if (!e || !fork_wants(p, a, e))
+			continue;
+		if (back(c, r, a, a + PAGE_SIZE))
+			return -ENOMEM;
+		uint64_t *ce = &table_of(c, r)[(a >> 12) & 511];
+		memcpy(phys_to_virt(*ce & PTE_ADDR), mm_page(p, a), PAGE_SIZE);
+		*ce |= PTE_ACCESSED; /* for its own forks */
+	}
+	return 0;
+}
+
+struct mm *mm_fork(struct mm *p)
+{
+	struct mm *c = mm_new(p->stack_top);
+	if (!c)
+		return 0;
+	c->lo = p->lo, c->hi = p->hi, c->brk = p->brk, c->free_hint = p->free_hint;
+	if (alloc_maps(c))
+		goto fail;
+	memcpy(c->used, p->used, p->words * 8);
+	for (size_t r = p->image_lo / BLOCK_SIZE; r < p->stack_top / BLOCK_SIZE; r++)
+		if (p->region[r] != R_NONE && fork_region(c, p, r))
+			goto fail;
+	if (p->noaccess_pages) {
+		for (size_t i = 0; i < p->words * 64 && i < pg(p, p->hi); i++)
+			if (bit_get(p->noaccess, i) && set_access(c, p->lo + i * PAGE_SIZE, PAGE_SIZE, 0))
+				goto fail;
+	}
+	return c;
+fail:
+	REPORT->denied_enomem++;
+	mm_put(c);
+	return 0;
+}
+
+struct mm *mm_create(uint64_t ram_size)
+{
+	struct mm *m = mm_new(ram_size);
+	if (m)
+		m->hi = ram_size - HUSK_STACK_SIZE;
+	return m;
+}
+
+long mm_map_image(struct mm *m, uintptr_t a, size_t len)
+{
+	uintptr_t end = ALIGN_UP(a + len, PAGE_SIZE);
+	a &= ~(PAGE_SIZE - 1);
+	if (a < HUSK_PROGRAM_MIN || end > m->hi || end < a)
+		return -ENOMEM;
+	return back_range(m, a, end - a);
+}
+
+long mm_image_done(struct mm *m, uintptr_t end)
+{
+	m->lo = m->brk = ALIGN_UP(end, PAGE_SIZE);
+	if (m->lo >= m->hi)
+		return -ENOMEM;
+	return alloc_maps(m);
+}
+
+void mm_put(struct mm *m)
+{
+	if (!m || --m->refs > 0)
+		return;
+	if (m == mm_current)
+		mm_switch(0);
+	for (size_t r = HUSK_PROGRAM_MIN / BLOCK_SIZE; r < m->stack_top / BLOCK_SIZE; r++) {
+		free_region(m, r);
+		if (m->boot)
+			m->pd[r] = 0; /* the VMM mapped every block to itself */
+	}
+	kfree(m->used, m->words * 8);
+	kfree(m->noaccess, m->words * 8);
+	kfree(m->region, m->stack_top / BLOCK_SIZE);
+	if (!m->boot) {
+		pmem_free(virt_to_phys(m->pd), NPD);
+		uint64_t pdpt = ((uint64_t *)phys_to_virt(m->root))[0] & PTE_ADDR;
+		pmem_free(pdpt, 1);
+		pmem_free(m->root, 1);
+	}
+	kfree(m, sizeof *m);
+}
+
+void mm_switch(struct mm *m)
+{
+	uint64_t root = m ? m->root : HUSK_PML4; /* none: the kernel's part is in the boot root */
+	uint64_t was = mm_current ? mm_current->root : HUSK_PML4;
+	mm_current = m;
+	if (root == was)
+		return;
+	flush_pending = 0;
+	if (boot.pvm) {
+		long nr = 0x1001; /* SET_CR3 */
+		__asm__ volatile("int $0x1b" : "+a"(nr) : "b"(root) : "memory");
+	} else {
+		__asm__ volatile("mov %0, %%cr3" : : "r"(root) : "memory");
+	}
+}
+
+int mm_fault(uintptr_t a)
+{
+	struct mm *m = mm_current;
+	if (!m || a < m->hi + PAGE_SIZE || a >= m->stack_top || mm_page(m, a))
+		return 0;
+	a &= ~(PAGE_SIZE - 1);
+	return back(m, a / BLOCK_SIZE, a, a + PAGE_SIZE) == 0;
+}
+
+/* ---- the program's calls on the current address space --------------------- */
+
+uintptr_t mem_stack_top(void)
+{
+	return mm_current->stack_top;
+}
+
+/* Whether [p, p+len) is the program's memory: its image, what its arena
+ * backs, its stack off the guard page (a stack page not yet touched is
+ * backed now).  Below HUSK_PROGRAM_MIN is the kernel's: a system call must
+ * not write there, as Linux refuses kernel addresses.  Syscalls check user
+ * pointers with it and answer EFAULT. */
+int user_ok(const void *p, size_t len)
+{
+	const struct mm *m = mm_current;
+	uintptr_t a = (uintptr_t)p, end = a + len, guard = m ? m->hi : 0;
+	if (!m || end < a || a < m->image_lo || end > m->stack_top || (a < guard + PAGE_SIZE && end > guard))
+		return 0;
+	for (uintptr_t x = a; x < end;) {
+		size_t r = x / BLOCK_SIZE;
+		uintptr_t next = region_start(r + 1) < end ? region_start(r + 1) : end;
+		if (m->region[r] == R_NONE && !(x >= guard && mm_fault(x)))
+			return 0;
+		if (m->region[r] == R_PAGES) {
+			const uint64_t *pt = table_of(m, r);
+			for (uintptr_t q = x & ~(PAGE_SIZE - 1); q < next; q += PAGE_SIZE)
+				if (!pt[(q >> 12) & 511] && !mm_fault(q))
+					return 0;
+		}
+		x = next;
+	}
+	if (m->noaccess_pages && end > m->lo && a < m->hi) { /* PROT_NONE pages */
+		uintptr_t from = a < m->lo ? m->lo : a, to = end > m->hi ? m->hi : end;
+		for (size_t i = pg(m, from), last = pg(m, to + PAGE_SIZE - 1); i < last; i++)
+			if (bit_get(m->noaccess, i))
+				return 0;
+	}
+	return 1;
+}
+
+long mem_brk(uintptr_t want)
+{
+	struct mm *m = mm_current;
+	if (want < m->lo || want > m->hi)
+		return m->brk;
+	uintptr_t old_end = ALIGN_UP(m->brk, PAGE_SIZE), new_end = ALIGN_UP(want, PAGE_SIZE);
+	if (new_end > old_end) {
+		if (!bits_clear(m->used, pg(m, old_end), pg(m, new_end) - pg(m, old_end)) ||
+		    take(m, old_end, new_end - old_end))
+			return m->brk;
+	} else if (new_end < old_end) {
+		release(m, new_end, old_end - new_end);
+	}
+	m->brk = want;
+	return m->brk;
+}
+
+/* Lowest run of n free pages, or 0. */
+static uintptr_t find_free(struct mm *m, size_t n)
+{
+	size_t total = pg(m, m->hi), run = 0;
+	for (size_t i = m->free_hint; i < total; i++) {
+		if (i % 64 == 0 && m->used[i / 64] == ~0ull && i + 64 <= total) {
+			run = 0;
+			i += 63;
+			continue;
+		}
+		if (bit_get(m->used, i)) {
+			run = 0;
+			if (i == m->free_hint)
+				m->free_hint = i + 1;
+			continue;
+		}
+		if (++run == n)
+			return m->lo + (i + 1 - n) * PAGE_SIZE;
+	}
+	return 0;
+}
+
+long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
+{
+	struct mm *m = mm_current;
+	if (!len || (addr & (PAGE_SIZE - 1)) || !(flags & (MAP_SHARED | MAP_PRIVATE)))
+		return -EINVAL;
+	if (!(flags & MAP_ANONYMOUS))
+		return -ENODEV; /* no files to map */
+	if (len > m->hi - m->lo)
+		return -ENOMEM;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	size_t n = len / PAGE_SIZE;
+	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
+		if (addr < m->lo || addr > m->hi - len)
+			return -ENOMEM;
+		if ((flags & MAP_FIXED_NOREPLACE) && !bits_clear(m->used, pg(m, addr), n))
+			return -EEXIST;
+		release(m, addr, len); /* MAP_FIXED: what was there goes, zeroed */
+	} else {
+		addr = find_free(m, n);
+		if (!addr) {
+			REPORT->denied_enomem++;
+			return -ENOMEM;
+		}
+	}
+	if (take(m, addr, len)) {
+		release(m, addr, len);
+		REPORT->denied_enomem++;
+		return -ENOMEM;
+	}
+	if (prot == PROT_NONE && set_access(m, addr, len, 0)) {
+		release(m, addr, len);
+		return -ENOMEM;
+	}
+	return (long)addr;
+}
+
+long mem_munmap(uintptr_t addr, size_t len)
+{
+	struct mm *m = mm_current;
+	if (!len || (addr & (PAGE_SIZE - 1)) || addr + len < addr)
+		return -EINVAL;
+	uintptr_t end = ALIGN_UP(addr + len, PAGE_SIZE);
+	if (addr < m->lo)
+		addr = m->lo;
+	if (end > m->hi)
+		end = m->hi;
+	if (addr < end)
+		release(m, addr, end - addr);
+	return 0;
+}
+
+long mem_mprotect(uintptr_t addr, size_t len, int prot)
+{
+	struct mm *m = mm_current;
+	if ((addr & (PAGE_SIZE - 1)) || addr + len < addr)
+		return -EINVAL;
+	uintptr_t end = ALIGN_UP(addr + len, PAGE_SIZE);
+	if (!len)
+		return 0;
+	if (addr < m->image_lo || end > m->stack_top)
+		return -ENOMEM; /* not the program's memory */
+	if (addr < m->lo || end > m->hi)
+		return 0; /* the image, the stack: not enforced */
+	for (size_t i = pg(m, addr); i < pg(m, end); i++)
+		if (!bit_get(m->used, i))
+			return -ENOMEM; /* as Linux: part of the range is not mapped */
+	return set_access(m, addr, end - addr, prot != PROT_NONE);
+}
+
+uint64_t mem_free_bytes(void)
+{
+	return pmem_free_bytes();
+}
+
+uint64_t mem_total_bytes(void)
+{
+	return pmem_total_bytes();
+}
+
+void mem_release_boot_data(uintptr_t a, size_t len)
+{
+	release(mm_current, a, ALIGN_UP(len, PAGE_SIZE));
+}

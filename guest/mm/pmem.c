@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Physical memory: the RAM above the kernel's first 4 MiB in 4 KiB pages,
+ * one bit each.  Processes take 2 MiB blocks where they can (a 2 MiB
+ * mapping costs kvm_pvm one shadow fault, 512 small ones cost 512) and
+ * single pages where they cannot; the kernel takes pages from the top down,
+ * away from the first program, which grows up from its image.  A page the
+ * host gave and nobody used is still zero and is not cleared again: the
+ * first touch of memory is what costs on kvm_pvm. */
+#include <string.h>
+#include "kernel.h"
+#include "mm/bitmap.h"
+#include "mm/pmem.h"
+
+#define MAX_PAGES (HUSK_RAM_MAX / PAGE_SIZE)
+#define BLOCK_PAGES (BLOCK_SIZE / PAGE_SIZE)
+
+static uint64_t used[MAX_PAGES / 64];
+static uint64_t dirty[MAX_PAGES / 64]; /* handed out once: clear it before reuse */
+static size_t npages, nfree;
+
+
+
+
+void pmem_init(uint64_t ram_size)
+{
+	npages = ram_size / PAGE_SIZE;
+	memset(used, 0, sizeof used);
+	memset(dirty, 0, sizeof dirty);
+	bits_set(used, 0, HUSK_PROGRAM_MIN / PAGE_SIZE, 1); /* the kernel's */
+	nfree = npages - HUSK_PROGRAM_MIN / PAGE_SIZE;
+}
+
+void pmem_reserve(uint64_t pa, size_t len)
+{
+	size_t first = pa / PAGE_SIZE, n = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
+	for (size_t i = first; i < first + n && i < npages; i++)
+		if (!bit_get(used, i)) {
+			bits_set(used, i, 1, 1);
+			bits_set(dirty, i, 1, 1);
+			nfree--;
+		}
+}
+
+/* Marks [first, first+n) taken and zeroes what was used before. */
+static uint64_t take(size_t first, size_t n)
+{
+	bits_set(used, first, n, 1);
+	nfree -= n;
+	for (size_t i = first; i < first + n; i++)
+		if (bit_get(dirty, i))
+			memset(phys_to_virt(i * PAGE_SIZE), 0, PAGE_SIZE);
+	bits_set(dirty, first, n, 1);
+	return first * PAGE_SIZE;
+}
+
+uint64_t pmem_alloc(size_t n)
+{
+	if (!n || n > nfree)
+		return 0;
+	size_t run = 0;
+	for (size_t i = npages; i-- > HUSK_PROGRAM_MIN / PAGE_SIZE;) {
+		if (i % 64 == 63 && used[i / 64] == ~0ull) {
+			run = 0;
+			i -= 63;
+			continue;
+		}
+		run = bit_get(used, i) ? 0 : run + 1;
+		if (run == n)
+			return take(i, n);
+	}
+	return 0;
+}
+
+uint64_t pmem_alloc_block(uint64_t want)
+{
+	size_t w = want / PAGE_SIZE;
+	if (want && !(want % BLOCK_SIZE) && w >= HUSK_PROGRAM_MIN / PAGE_SIZE && w + BLOCK_PAGES <= npages &&
+	    bits_clear(used, w, BLOCK_PAGES))
+		return take(w, BLOCK_PAGES);
+	for (size_t b = npages / BLOCK_PAGES; b-- > HUSK_PROGRAM_MIN / BLOCK_SIZE;) {
+		size_t first = b * BLOCK_PAGES;
+		int is_free = 1;
+		for (size_t k = first / 64; k < (first + BLOCK_PAGES) / 64; k++)
+			if (used[k]) {
+				is_free = 0;
+				break;
+			}
+		if (is_free)
+			return take(first, BLOCK_PAGES);
+	}
+	return 0;
+}
+
+void pmem_free(uint64_t pa, size_t n)
+{
+	size_t first = pa / PAGE_SIZE;
+	for (size_t i = first; i < first + n; i++) {
+		if (i < HUSK_PROGRAM_MIN / PAGE_SIZE || i >= npages || !bit_get(used, i))
+			panic("freeing page %lx, which is not in use", (unsigned long)(i * PAGE_SIZE));
+		bits_set(used, i, 1, 0);
+	}
+	nfree += n;
+}
+
+uint64_t pmem_free_bytes(void)
+{
+	return (uint64_t)nfree * PAGE_SIZE;
+}
+
+uint64_t pmem_total_bytes(void)
+{
+	return (uint64_t)(npages - HUSK_PROGRAM_MIN / PAGE_SIZE) * PAGE_SIZE;
+}
