@@ -43,8 +43,18 @@ $(BUILD)/guest/libfdt/%.o: $(BUILD)/libfdt-src/ORIGIN
 	@echo "  CC      libfdt/$*.c"
 	@$(CC) $(GUEST_CFLAGS) -Wno-error -Wno-sign-compare -c $(BUILD)/libfdt-src/$*.c -o $@
 
+# The VMM's ELF loader is the kernel's too (execve: proc/exec.c, which
+# provides its gpa_ptr and errmsg): its headers come from loader/ and vmm/,
+# after the guest's own (<elf.h> and <stdio.h>: guest/include).
+GUEST_LOADER_INC := -Iloader -Ivmm
+$(BUILD)/guest/loader/%.o: loader/%.c $(wildcard guest/include/*.h) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (guest)"
+	@$(CC) $(GUEST_CFLAGS) $(GUEST_LOADER_INC) -c $< -o $@
+$(BUILD)/guest/proc/exec.o: GUEST_CFLAGS += $(GUEST_LOADER_INC)
+
 GUEST_OBJ := $(BUILD)/guest/arch/entry.o $(patsubst guest/%.c,$(BUILD)/guest/%.o,$(GUEST_SRC)) \
-	$(patsubst %.c,$(BUILD)/guest/libfdt/%.o,$(LIBFDT_SRC))
+	$(BUILD)/guest/loader/elf_load.o $(patsubst %.c,$(BUILD)/guest/libfdt/%.o,$(LIBFDT_SRC))
 
 $(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/arch/kernel.ld
 	@echo "  LD      $@"
@@ -131,6 +141,7 @@ bench: all $(BUILD)/timeit
 	bench/syscall
 	bench/python
 	bench/threads
+	bench/processes
 
 # --- fuzzing (libFuzzer: clang, libclang-rt-14-dev) -------------------------
 # tests/fuzz: each target runs FUZZ_SECONDS and prints libFuzzer's "Done N

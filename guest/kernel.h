@@ -124,9 +124,6 @@ extern volatile unsigned long trap_seen;
 
 /* program.c */
 _Noreturn void program_start(void);
-/* thread.c: the run ends with this status, after the file systems' last
- * writes */
-_Noreturn void process_exit(int status);
 
 /* selftest.c */
 _Noreturn void selftest_run(void);

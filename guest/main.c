@@ -3,6 +3,7 @@
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "mm/mm.h"
+#include "proc/process.h"
 #include "sys/sys_fs.h"
 
 _Noreturn void kmain(const void *fdt, unsigned long flags);
@@ -17,7 +18,7 @@ _Noreturn void kmain(const void *fdt, unsigned long flags)
 	random_init(boot.seed);
 	if (boot.selftest)
 		selftest_run();
-	mm_boot(boot.image_end, boot.ram_size, boot.script_gpa, boot.script_size);
+	process_init(mm_boot(boot.image_end, boot.ram_size, boot.script_gpa, boot.script_size));
 	fs_init();
 	program_start();
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "kernel.h"
 #include "mm/mm.h"
+#include "proc/process.h"
 #include "linux_abi.h"
 #include "linux_syscall.h"
 
@@ -45,7 +46,7 @@ _Noreturn void selftest_run(void)
 	random_fill(a, sizeof a), random_fill(b, sizeof b);
 	ok((a[0] | a[1]) && memcmp(a, b, sizeof a), "getrandom output differs between calls");
 
-	mm_boot(HUSK_PROGRAM_MIN + PAGE_SIZE, boot.ram_size, 0, 0);
+	process_init(mm_boot(HUSK_PROGRAM_MIN + PAGE_SIZE, boot.ram_size, 0, 0));
 	long br = mem_brk(0);
 	ok(mem_brk(br + 100000) == br + 100000 && ((char *)br)[99999] == 0, "brk grows");
 	long m = mem_mmap(0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);

@@ -194,7 +194,7 @@ static struct elf_image load_program(struct session *s)
 	}
 	char err[512];
 	/* Leave at least 1 MiB above the image for its heap. */
-	struct elf_limits lim = { HUSK_PROGRAM_MIN, s->o->memory - HUSK_STACK_SIZE - (1ull << 20), HUSK_PIE_BASE, 1 };
+	struct elf_limits lim = { HUSK_PROGRAM_MIN, HUSK_IMAGE_LIMIT(s->o->memory), HUSK_PIE_BASE, 1 };
 	if (elf_load(&s->vm.mem, s->prog, s->prog_size, &lim, &image, err, sizeof err))
 		die(EXIT_USAGE, "%s: %s", s->path, err);
 	munmap((void *)s->prog, s->prog_size);

@@ -178,7 +178,7 @@ int script_find(const char *image, struct options *o, struct script *sc, char *e
 int script_load(struct script *sc, struct guest_mem *mem, uint64_t image_end, uint64_t ram_size, char *err,
 		size_t n)
 {
-	uint64_t gpa = (image_end + 4095) & ~4095ull, room = ram_size - HUSK_STACK_SIZE - (1ull << 20);
+	uint64_t gpa = (image_end + 4095) & ~4095ull, room = HUSK_IMAGE_LIMIT(ram_size);
 	if (gpa > room || sc->size > room - gpa) {
 		close(sc->fd);
 		return errmsg(err, n, "the script %s (%llu bytes) does not fit in guest memory with the program "

@@ -7,6 +7,7 @@
 #include "kernel.h"
 #include "linux_abi.h"
 #include "mm/mm.h"
+#include "proc/process.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
 
@@ -111,6 +112,8 @@ void trap_handler(struct trap_frame *f)
 		set_regs(f, &r);
 		return;
 	}
+	if (current->proc->pid != 1)
+		signal_die(sig); /* a process the program started: it ends, the run goes on */
 	volatile struct husk_fault *r = &REPORT->fault;
 	r->vector = f->vector, r->error = f->error, r->rip = f->rip, r->addr = addr, r->signal = sig;
 	for (;;)

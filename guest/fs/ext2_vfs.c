@@ -124,5 +124,5 @@ static uint64_t x_free_bytes(void *fs)
 
 const struct fs_ops ext2_fs_ops = {
 	x_lookup, x_stat, x_read, x_write, x_truncate, x_create, x_symlink, x_readlink, x_link, x_unlink,
-	x_rmdir, x_rename, x_readdir, x_set_times, x_chmod, x_sync, x_free_bytes, EXT2_ROOT_INO,
+	x_rmdir, x_rename, x_readdir, x_set_times, x_chmod, x_sync, x_free_bytes, 0, EXT2_ROOT_INO,
 };

@@ -6,12 +6,18 @@
 #include "ipc/stream.h"
 #include "kernel.h"
 #include "linux_abi.h"
+#include "proc/process.h"
+#include "proc/sched.h"
 
-static struct file *fds[MAX_FDS];
 /* RLIMIT_NOFILE: both start at the policy's --open-files (boot tree); the
  * program may lower them, never raise the hard one. */
-static struct rlimit_pair { uint64_t soft, hard; } nofile = { MAX_FDS, MAX_FDS };
-static uint8_t cloexec[MAX_FDS];
+static int boot_limit = MAX_FDS;
+
+/* The current process's table. */
+static struct fdtable *table(void)
+{
+	return current->proc->files;
+}
 
 /* Open FILE_FS inodes: how many files refer to each, and whether it was
  * unlinked (moved to the orphan directory). */
@@ -101,7 +107,7 @@ void file_track(struct file *f)
 
 struct file *fd_get(long fd)
 {
-	return fd >= 0 && fd < MAX_FDS ? fds[fd] : 0;
+	return fd >= 0 && fd < MAX_FDS ? table()->fd[fd] : 0;
 }
 
 struct file *file_new(int kind)
@@ -127,10 +133,11 @@ void file_put(struct file *f)
 
 int fd_install(struct file *f, int min, int ce)
 {
-	for (int fd = min < 0 ? 0 : min; fd < (int)nofile.soft; fd++)
-		if (!fds[fd]) {
-			fds[fd] = f;
-			cloexec[fd] = !!ce;
+	struct fdtable *t = table();
+	for (int fd = min < 0 ? 0 : min; fd < (int)t->nofile_soft; fd++)
+		if (!t->fd[fd]) {
+			t->fd[fd] = f;
+			t->cloexec[fd] = !!ce;
 			return fd;
 		}
 	REPORT->denied_emfile++;
@@ -139,25 +146,26 @@ int fd_install(struct file *f, int min, int ce)
 
 int fd_limit(void)
 {
-	return (int)nofile.soft;
+	return (int)table()->nofile_soft;
 }
 
 void fd_limit_init(int n)
 {
-	nofile.soft = nofile.hard = n >= 3 && n <= MAX_FDS ? (uint64_t)n : MAX_FDS;
+	boot_limit = n >= 3 && n <= MAX_FDS ? n : MAX_FDS;
 }
 
 long fd_rlimit(const uint64_t *want, uint64_t *old)
 {
+	struct fdtable *t = table();
 	if (old)
-		old[0] = nofile.soft, old[1] = nofile.hard;
+		old[0] = t->nofile_soft, old[1] = t->nofile_hard;
 	if (!want)
 		return 0;
 	if (want[0] > want[1])
 		return -EINVAL;
-	if (want[1] > nofile.hard)
+	if (want[1] > t->nofile_hard)
 		return -EPERM;
-	nofile.soft = want[0] < MAX_FDS ? want[0] : MAX_FDS, nofile.hard = want[1];
+	t->nofile_soft = want[0] < MAX_FDS ? want[0] : MAX_FDS, t->nofile_hard = want[1];
 	return 0;
 }
 
@@ -166,7 +174,7 @@ int fd_close(long fd)
 	struct file *f = fd_get(fd);
 	if (!f)
 		return -EBADF;
-	fds[fd] = 0;
+	table()->fd[fd] = 0;
 	file_put(f);
 	return 0;
 }
@@ -176,12 +184,16 @@ int fd_cloexec(long fd, int set)
 	if (!fd_get(fd))
 		return -EBADF;
 	if (set >= 0)
-		cloexec[fd] = !!set;
-	return cloexec[fd];
+		table()->cloexec[fd] = !!set;
+	return table()->cloexec[fd];
 }
 
-void fd_init_console(void)
+struct fdtable *fd_table_new(void)
 {
+	struct fdtable *t = kalloc(sizeof *t);
+	if (!t)
+		return 0;
+	t->nofile_soft = t->nofile_hard = (uint64_t)boot_limit;
 	static const int mode[3] = { 0, 1, 1 }; /* O_RDONLY, O_WRONLY, O_WRONLY */
 	for (int fd = 0; fd < 3; fd++) {
 		struct file *f = file_new(FILE_CONSOLE);
@@ -189,13 +201,39 @@ void fd_init_console(void)
 			panic("out of memory for the console files");
 		f->dev = fd;
 		f->flags = mode[fd];
-		fds[fd] = f;
+		t->fd[fd] = f;
 	}
+	return t;
 }
 
-void fd_close_all(void)
+struct fdtable *fd_table_copy(const struct fdtable *from)
+{
+	struct fdtable *t = kalloc(sizeof *t);
+	if (!t)
+		return 0;
+	*t = *from;
+	for (int fd = 0; fd < MAX_FDS; fd++)
+		if (t->fd[fd])
+			t->fd[fd]->refs++;
+	return t;
+}
+
+void fd_table_free(struct fdtable *t)
 {
 	for (int fd = 0; fd < MAX_FDS; fd++)
-		if (fds[fd])
+		if (t->fd[fd]) {
+			struct file *f = t->fd[fd];
+			t->fd[fd] = 0;
+			file_put(f);
+		}
+	kfree(t, sizeof *t);
+}
+
+void fd_close_on_exec(void)
+{
+	struct fdtable *t = table();
+	for (int fd = 0; fd < MAX_FDS; fd++)
+		if (t->fd[fd] && t->cloexec[fd])
 			fd_close(fd);
 }
+

@@ -42,6 +42,15 @@ int fd_cloexec(long fd, int set); /* set < 0: query */
 struct file *file_new(int kind);
 void file_track(struct file *f); /* once m and ino are set */
 void file_put(struct file *f);
-void fd_init_console(void);
-void fd_close_all(void); /* at exit: the last closes of unlinked files */
+
+/* A process's fds (the current one's: fd_get and the rest). */
+struct fdtable {
+	struct file *fd[MAX_FDS];
+	uint8_t cloexec[MAX_FDS];
+	uint64_t nofile_soft, nofile_hard; /* RLIMIT_NOFILE */
+};
+struct fdtable *fd_table_new(void);    /* pid 1's: fds 0-2 on the consoles */
+struct fdtable *fd_table_copy(const struct fdtable *t); /* fork: the same open files */
+void fd_table_free(struct fdtable *t); /* at a process's end: the last closes */
+void fd_close_on_exec(void);
 #endif

@@ -24,24 +24,35 @@ struct tnode {
 	struct dent *ents;    /* directories */
 	size_t nents, cap;
 	uint32_t parent;
+	uint32_t ino;         /* its slot and a serial */
 };
 
 struct tmpfs {
-	struct tnode **nodes; /* by inode number; 1 is the root */
+	struct tnode **nodes; /* by slot (the inode number's low bits); 1 is the root */
 	uint32_t n;
+	uint32_t serial;
 };
+
+/* An inode number is a slot and a serial, so that a number comes back only
+ * after thousands of files: musl's sem_open knows a semaphore it has mapped
+ * by its inode number, as a file system that never reuses one lets it. */
+#define SLOT_BITS 20
+#define SLOT(ino) ((ino) & ((1u << SLOT_BITS) - 1))
 
 static struct tnode *get(struct tmpfs *t, uint32_t ino)
 {
-	return ino && ino < t->n ? t->nodes[ino] : 0;
+	struct tnode *x = ino && SLOT(ino) < t->n ? t->nodes[SLOT(ino)] : 0;
+	return x && x->ino == ino ? x : 0;
 }
 
 static uint32_t new_node(struct tmpfs *t, uint32_t mode)
 {
-	uint32_t ino = 1;
-	while (ino < t->n && t->nodes[ino])
-		ino++;
-	if (ino >= t->n) {
+	uint32_t slot = 1;
+	while (slot < t->n && t->nodes[slot])
+		slot++;
+	if (slot >> SLOT_BITS)
+		return 0;
+	if (slot >= t->n) {
 		uint32_t n = t->n ? 2 * t->n : 64;
 		struct tnode **nodes = kalloc(n * sizeof *nodes);
 		if (!nodes)
@@ -57,8 +68,9 @@ static uint32_t new_node(struct tmpfs *t, uint32_t mode)
 		return 0;
 	x->mode = mode, x->nlink = 1;
 	x->atime = x->mtime = x->ctime = clock_wall_s();
-	t->nodes[ino] = x;
-	return ino;
+	x->ino = slot | (t->serial++ & ((1u << (32 - SLOT_BITS)) - 1)) << SLOT_BITS; /* the root: 1 */
+	t->nodes[slot] = x;
+	return x->ino;
 }
 
 static void drop_data(struct tnode *x, uint64_t from_page)
@@ -72,14 +84,14 @@ static void drop_data(struct tnode *x, uint64_t from_page)
 
 static void free_node(struct tmpfs *t, uint32_t ino)
 {
-	struct tnode *x = t->nodes[ino];
+	struct tnode *x = get(t, ino);
 	drop_data(x, 0);
 	if (x->pages)
 		kfree(x->pages, x->npages * sizeof *x->pages);
 	if (x->ents)
 		kfree(x->ents, x->cap * sizeof *x->ents);
 	kfree(x, sizeof *x);
-	t->nodes[ino] = 0;
+	t->nodes[SLOT(ino)] = 0;
 }
 
 void *tmpfs_new(void)
@@ -89,7 +101,7 @@ void *tmpfs_new(void)
 		return 0;
 	if (new_node(t, S_IFDIR | 01777) != 1) /* inode 0 is never used; the root is 1 */
 		return 0;
-	t->nodes[1]->nlink = 2, t->nodes[1]->parent = 1;
+	get(t, 1)->nlink = 2, get(t, 1)->parent = 1;
 	return t;
 }
 
@@ -108,9 +120,9 @@ uint64_t tmpfs_used_bytes(void *fs)
 {
 	struct tmpfs *t = fs;
 	uint64_t pages = 0;
-	for (uint32_t ino = 1; ino < t->n; ino++)
-		if (t->nodes[ino])
-			pages += pages_held(t->nodes[ino]);
+	for (uint32_t slot = 1; slot < t->n; slot++)
+		if (t->nodes[slot])
+			pages += pages_held(t->nodes[slot]);
 	return pages * PAGE_SIZE;
 }
 
@@ -283,7 +295,7 @@ static int t_create(void *fs, uint32_t dir, const char *name, size_t len, uint32
 		return r;
 	}
 	if ((mode & S_IFMT) == S_IFDIR) {
-		t->nodes[n]->nlink = 2, t->nodes[n]->parent = dir;
+		get(t, n)->nlink = 2, get(t, n)->parent = dir;
 		d->nlink++;
 	}
 	*ino = n;
@@ -326,7 +338,7 @@ static int t_link(void *fs, uint32_t dir, const char *name, size_t len, uint32_t
 
 static void unref(struct tmpfs *t, uint32_t ino)
 {
-	struct tnode *x = t->nodes[ino];
+	struct tnode *x = get(t, ino);
 	if ((x->mode & S_IFMT) == S_IFDIR || --x->nlink == 0)
 		free_node(t, ino);
 }
@@ -338,7 +350,7 @@ static int t_remove(void *fs, uint32_t dir, const char *name, size_t len, int wa
 	struct dent *e = d ? find(d, name, len) : 0;
 	if (!e)
 		return -ENOENT;
-	struct tnode *x = t->nodes[e->ino];
+	struct tnode *x = get(t, e->ino);
 	int is_dir = (x->mode & S_IFMT) == S_IFDIR;
 	if (want_dir != is_dir)
 		return is_dir ? -EISDIR : -ENOTDIR;
@@ -370,7 +382,7 @@ static int ancestor(struct tmpfs *t, uint32_t a, uint32_t b)
 			return 1;
 		if (b == 1)
 			return 0;
-		b = t->nodes[b]->parent;
+		b = get(t, b)->parent;
 	}
 }
 
@@ -382,7 +394,7 @@ static int t_rename(void *fs, uint32_t odir, const char *on, size_t ol, uint32_t
 	if (!e || !nd)
 		return -ENOENT;
 	uint32_t ino = e->ino;
-	struct tnode *x = t->nodes[ino];
+	struct tnode *x = get(t, ino);
 	int is_dir = (x->mode & S_IFMT) == S_IFDIR;
 	if (is_dir && ancestor(t, ino, ndir))
 		return -EINVAL;
@@ -390,7 +402,7 @@ static int t_rename(void *fs, uint32_t odir, const char *on, size_t ol, uint32_t
 	if (old) {
 		if (old->ino == ino)
 			return 0;
-		struct tnode *y = t->nodes[old->ino];
+		struct tnode *y = get(t, old->ino);
 		int y_dir = (y->mode & S_IFMT) == S_IFDIR;
 		if (is_dir != y_dir)
 			return is_dir ? -ENOTDIR : -EISDIR;
@@ -471,7 +483,19 @@ static uint64_t t_free_bytes(void *fs)
 	return mem_free_bytes();
 }
 
+/* A page stays the file's; a mapping takes a share of it (pmem_share), so
+ * a truncate or unlink leaves it to the mappings until they go. */
+static void *t_page(void *fs, uint32_t ino, uint64_t index)
+{
+	struct tnode *x = get(fs, ino);
+	if (!x || (x->mode & S_IFMT) != S_IFREG || index >= MAX_FILE / PAGE_SIZE || grow_pages(x, index + 1))
+		return 0;
+	if (!x->pages[index])
+		x->pages[index] = kalloc(PAGE_SIZE);
+	return x->pages[index];
+}
+
 const struct fs_ops tmpfs_ops = {
 	t_lookup, t_stat, t_read, t_write, t_truncate, t_create, t_symlink, t_readlink, t_link, t_unlink,
-	t_rmdir, t_rename, t_readdir, t_set_times, t_chmod, t_sync, t_free_bytes, 1,
+	t_rmdir, t_rename, t_readdir, t_set_times, t_chmod, t_sync, t_free_bytes, t_page, 1,
 };

@@ -9,7 +9,7 @@
 
 #define MAX_LINKS 40
 
-static struct mount mounts[MAX_DISKS + 3]; /* the disks, /tmp, /etc, a scratch /workdir */
+static struct mount mounts[MAX_DISKS + 4]; /* the disks, /tmp, /dev/shm, /etc, a scratch /workdir */
 static int nmounts;
 static const char *const dev_names[DEV_COUNT] = { "null", "zero", "urandom" };
 
@@ -32,6 +32,7 @@ void vfs_init(void)
 		workdir_disk |= !strcmp(d->mount, "/workdir");
 	}
 	add_mount("/tmp", &tmpfs_ops, 0, 0);
+	add_mount("/dev/shm", &tmpfs_ops, 0, 0); /* POSIX shared memory and semaphores (sem_open) */
 	add_mount("/etc", &tmpfs_ops, 1, 0)->populate = etc_populate;
 	if (!workdir_disk) {
 		scratch = add_mount("/workdir", &tmpfs_ops, 0, 0);
@@ -243,31 +244,36 @@ int vfs_stat(const struct node *n, struct fs_stat *st)
 static int synth_readdir(const struct node *n, uint64_t *pos, struct fs_dirent *out)
 {
 	size_t len = strlen(n->path), plen = len == 1 ? 0 : len;
-	if (len == 4 && !memcmp(n->path, "/dev", 4)) {
-		if (*pos >= DEV_COUNT)
-			return 0;
+	int in_dev = len == 4 && !memcmp(n->path, "/dev", 4);
+	if (in_dev && *pos < DEV_COUNT) {
 		const char *name = dev_names[(*pos)++];
 		out->ino = 100 + (uint32_t)*pos, out->type = DT_CHR, out->name_len = (uint16_t)strlen(name);
 		memcpy(out->name, name, out->name_len + 1);
 		return 1;
 	}
-	/* candidates: the mounts, then "dev" under "/" */
-	for (; *pos < (uint64_t)nmounts + 1; (*pos)++) {
+	/* candidates: the devices (in /dev), the mounts, then "dev" under "/"
+	 * unless a mount below /dev named it already */
+	uint64_t first = in_dev ? DEV_COUNT : 0;
+	for (; *pos < first + (uint64_t)nmounts + 1; (*pos)++) {
+		uint64_t i = *pos - first;
 		const char *name;
 		size_t nl;
-		if (*pos == (uint64_t)nmounts) {
-			if (plen)
+		if (i == (uint64_t)nmounts) {
+			int dev_mount = 0;
+			for (int j = 0; j < nmounts; j++)
+				dev_mount |= mounts[j].len > 5 && !memcmp(mounts[j].path, "/dev/", 5);
+			if (plen || dev_mount)
 				continue;
 			name = "dev", nl = 3;
 		} else {
-			const struct mount *m = &mounts[*pos];
+			const struct mount *m = &mounts[i];
 			if (m->len <= plen || memcmp(m->path, n->path, plen) || m->path[plen] != '/')
 				continue;
 			name = m->path + plen + 1;
 			const char *e = strchr(name, '/');
 			nl = e ? (size_t)(e - name) : strlen(name);
 			int dup = 0; /* an earlier mount gave the same name */
-			for (uint64_t j = 0; j < *pos; j++)
+			for (uint64_t j = 0; j < i; j++)
 				dup |= mounts[j].len > plen + nl && !memcmp(mounts[j].path, m->path, plen + 1 + nl) &&
 				       (mounts[j].path[plen + 1 + nl] == '/' || !mounts[j].path[plen + 1 + nl]);
 			if (dup)

@@ -43,6 +43,10 @@ struct fs_ops {
 	int (*chmod)(void *fs, uint32_t ino, uint32_t mode);
 	int (*sync)(void *fs);
 	uint64_t (*free_bytes)(void *fs);
+	/* The file's page at index (a hole made a zero page), for a shared
+	 * mapping: NULL when the file system has none to lend (ext2), or no
+	 * memory. */
+	void *(*page)(void *fs, uint32_t ino, uint64_t index);
 	uint32_t root;
 };
 

@@ -10,6 +10,9 @@
 #define EINTR 4
 #define EIO 5
 #define EBADF 9
+#define E2BIG 7
+#define ENOEXEC 8
+#define ECHILD 10
 #define EAGAIN 11
 #define ENOMEM 12
 #define EACCES 13

@@ -118,6 +118,7 @@
 #define SIGIO    29
 #define SIGPWR   30
 #define SIGSYS   31
+#define SA_NOCLDWAIT 2
 #define SA_SIGINFO   4
 #define SA_ONSTACK   0x08000000
 #define SA_RESTART   0x10000000
@@ -135,6 +136,19 @@
 #define SEGV_MAPERR  1
 #define BUS_ADRERR   2
 #define TRAP_BRKPT   1
+/* clone's flags */
+#define CLONE_VM             0x00000100ul
+#define CLONE_FS             0x00000200ul
+#define CLONE_FILES          0x00000400ul
+#define CLONE_SIGHAND        0x00000800ul
+#define CLONE_THREAD         0x00010000ul
+#define CLONE_SYSVSEM        0x00040000ul
+#define CLONE_SETTLS         0x00080000ul
+#define CLONE_PARENT_SETTID  0x00100000ul
+#define CLONE_CHILD_CLEARTID 0x00200000ul
+#define CLONE_DETACHED       0x00400000ul
+#define CLONE_VFORK          0x00004000ul
+#define CLONE_CHILD_SETTID   0x01000000ul
 #define _NSIG    65 /* signals are 1 .. _NSIG - 1 */
 #define SIG_DFL  ((void (*)(int))0)
 #define SIG_IGN  ((void (*)(int))1)

@@ -53,7 +53,9 @@
 #define SYS_clone              56
 #define SYS_fork               57
 #define SYS_vfork              58
+#define SYS_execve             59
 #define SYS_exit               60
+#define SYS_wait4              61
 #define SYS_kill               62
 #define SYS_uname              63
 #define SYS_fcntl              72
@@ -88,8 +90,10 @@
 #define SYS_getgid             104
 #define SYS_geteuid            107
 #define SYS_getegid            108
+#define SYS_setpgid            109
 #define SYS_getppid            110
 #define SYS_getpgrp            111
+#define SYS_setsid             112
 #define SYS_getgroups          115
 #define SYS_getresuid          118
 #define SYS_getresgid          120
@@ -127,6 +131,7 @@
 #define SYS_epoll_wait         232
 #define SYS_epoll_ctl          233
 #define SYS_tgkill             234
+#define SYS_waitid             247
 #define SYS_openat             257
 #define SYS_mkdirat            258
 #define SYS_fchownat           260
@@ -156,6 +161,7 @@
 #define SYS_syncfs             306
 #define SYS_renameat2          316
 #define SYS_getrandom          318
+#define SYS_execveat           322
 #define SYS_clone3             435
 #define SYS_faccessat2         439
 #define SYS_epoll_pwait2       441

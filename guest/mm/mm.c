@@ -14,6 +14,10 @@
  * mapping changes); the blocks of its regions it has not taken stay mapped
  * there too, which only a program writing where it allocated nothing sees.
  *
+ * Shared mappings (MAP_SHARED) are backed page by page in regions without
+ * a block, from the top of the arena down; fork gives the child the same
+ * pages (pmem_share), so parent and child see each other's writes.
+ *
  * Of the protections only PROT_NONE is enforced, in the arena: its pages are
  * made not present (a block's mapping is split into 4 KiB ones for them), and
  * system calls refuse them (EFAULT).  Read-only and no-exec are not: the
@@ -91,13 +95,14 @@ static void set_pde(struct mm *m, size_t r, uint64_t v)
 
 static uintptr_t region_start(size_t r) { return (uintptr_t)r * BLOCK_SIZE; }
 
-/* Pages [from, to) of region r backed: its block, else page by page. */
-static int back(struct mm *m, size_t r, uintptr_t from, uintptr_t to)
+/* Pages [from, to) of region r backed: its block, else (or when the
+ * region should not have one) page by page. */
+static int back_as(struct mm *m, size_t r, uintptr_t from, uintptr_t to, int block)
 {
 	if (m->region[r] == R_BLOCK || m->region[r] == R_SPLIT)
 		return 0;
 	if (m->region[r] == R_NONE) {
-		uint64_t pa = region_start(r) < m->hi ? pmem_alloc_block(region_start(r)) : 0; /* the stack: pages */
+		uint64_t pa = block ? pmem_alloc_block(region_start(r)) : 0;
 		if (pa) {
 			set_pde(m, r, pa | PTE_TABLE | PDE_HUGE);
 			m->region[r] = R_BLOCK;
@@ -120,6 +125,11 @@ static int back(struct mm *m, size_t r, uintptr_t from, uintptr_t to)
 		*e = pa | PTE_TABLE;
 	}
 	return 0;
+}
+
+static int back(struct mm *m, size_t r, uintptr_t from, uintptr_t to)
+{
+	return back_as(m, r, from, to, region_start(r) < m->hi); /* the stack: pages */
 }
 
 /* Back [a, a+len) region by region. */
@@ -253,6 +263,7 @@ static void release(struct mm *m, uintptr_t a, size_t len)
 	if (m->noaccess_pages)
 		set_access(m, a, len, 1); /* freed pages are usable memory again */
 	bits_set(m->used, pg(m, a), len / PAGE_SIZE, 0);
+	bits_set(m->shared, pg(m, a), len / PAGE_SIZE, 0);
 	if (pg(m, a) < m->free_hint)
 		m->free_hint = pg(m, a);
 	for (uintptr_t end = a + len; a < end;) {
@@ -262,7 +273,7 @@ static void release(struct mm *m, uintptr_t a, size_t len)
 		int empty = rs >= m->lo && re <= m->hi && bits_clear(m->used, pg(m, rs), BLOCK_SIZE / PAGE_SIZE);
 		if (empty) {
 			free_region(m, r);
-		} else if (m->region[r] == R_PAGES) {
+		} else if (m->region[r] == R_PAGES) { /* a shared page is freed by its last user */
 			uint64_t *pt = table_of(m, r);
 			for (uintptr_t p = a; p < next; p += PAGE_SIZE) {
 				uint64_t *e = &pt[(p >> 12) & 511];
@@ -288,7 +299,8 @@ static int alloc_maps(struct mm *m)
 	m->words = ((m->hi - m->lo) / PAGE_SIZE + 63) / 64;
 	m->used = kalloc(m->words * 8);
 	m->noaccess = kalloc(m->words * 8);
-	return m->used && m->noaccess ? 0 : -ENOMEM;
+	m->shared = kalloc(m->words * 8);
+	return m->used && m->noaccess && m->shared ? 0 : -ENOMEM;
 }
 
 /* Page tables whose kernel part is the boot root's. */
@@ -375,12 +387,20 @@ static int fork_wants(const struct mm *p, uintptr_t a, uint64_t entry)
 	return entry & PTE_ACCESSED;
 }
 
+/* A region the child gets page by page: fewer pages than this to copy (a
+ * small program's whole arena; each page is a first touch on kvm_pvm, ~10
+ * us, against one for a block, but a block is 2 MiB of the guest's memory). */
+#define SPARSE_PAGES 64
+
 static int fork_region(struct mm *c, struct mm *p, size_t r)
 {
 	uintptr_t from = region_start(r) > p->image_lo ? region_start(r) : p->image_lo;
 	uintptr_t to = region_start(r + 1) < p->stack_top ? region_start(r + 1) : p->stack_top;
 	const uint64_t *ppt = p->region[r] == R_BLOCK ? 0 : table_of(p, r);
-	if (p->region[r] != R_PAGES) {
+	size_t wanted = 0;
+	for (uintptr_t a = from; a < to && wanted < SPARSE_PAGES; a += PAGE_SIZE)
+		wanted += ppt ? ppt[(a >> 12) & 511] && fork_wants(p, a, ppt[(a >> 12) & 511]) : fork_wants(p, a, 0);
+	if (p->region[r] != R_PAGES && wanted >= SPARSE_PAGES) {
 		uint64_t pa = pmem_alloc_block(0);
 		if (pa) {
 			c->pd[r] = pa | PTE_TABLE | PDE_HUGE;
@@ -395,7 +415,13 @@ static int fork_region(struct mm *c, struct mm *p, size_t r)
 		uint64_t e = ppt ? ppt[(a >> 12) & 511] : PTE_ACCESSED;
 		if (!e || !fork_wants(p, a, e))
 			continue;
-		if (back(c, r, a, a + PAGE_SIZE))
+		if (a >= p->lo && a < p->hi && bit_get(p->shared, pg(p, a))) { /* the same page */
+			if (back_as(c, r, a, a, 0) || pmem_share(e & PTE_ADDR))
+				return -ENOMEM;
+			table_of(c, r)[(a >> 12) & 511] = e;
+			continue;
+		}
+		if (back_as(c, r, a, a + PAGE_SIZE, 0))
 			return -ENOMEM;
 		uint64_t *ce = &table_of(c, r)[(a >> 12) & 511];
 		memcpy(phys_to_virt(*ce & PTE_ADDR), mm_page(p, a), PAGE_SIZE);
@@ -413,6 +439,7 @@ struct mm *mm_fork(struct mm *p)
 	if (alloc_maps(c))
 		goto fail;
 	memcpy(c->used, p->used, p->words * 8);
+	memcpy(c->shared, p->shared, p->words * 8);
 	for (size_t r = p->image_lo / BLOCK_SIZE; r < p->stack_top / BLOCK_SIZE; r++)
 		if (p->region[r] != R_NONE && fork_region(c, p, r))
 			goto fail;
@@ -466,6 +493,7 @@ void mm_put(struct mm *m)
 	}
 	kfree(m->used, m->words * 8);
 	kfree(m->noaccess, m->words * 8);
+	kfree(m->shared, m->words * 8);
 	kfree(m->region, m->stack_top / BLOCK_SIZE);
 	if (!m->boot) {
 		pmem_free(virt_to_phys(m->pd), NPD);
@@ -499,6 +527,52 @@ int mm_fault(uintptr_t a)
 		return 0;
 	a &= ~(PAGE_SIZE - 1);
 	return back(m, a / BLOCK_SIZE, a, a + PAGE_SIZE) == 0;
+}
+
+/* Highest run of n free arena pages in regions without a block, or 0. */
+static uintptr_t find_free_shared(struct mm *m, size_t n)
+{
+	size_t run = 0;
+	for (size_t i = pg(m, m->hi); i-- > 0;) {
+		uintptr_t a = m->lo + i * PAGE_SIZE;
+		int kind = m->region[a / BLOCK_SIZE];
+		run = bit_get(m->used, i) || kind == R_BLOCK || kind == R_SPLIT || a < ALIGN_UP(m->lo, BLOCK_SIZE) ? 0 : run + 1;
+		if (run == n)
+			return a;
+	}
+	return 0;
+}
+
+long mm_map_shared(size_t len, void *(*page)(void *ctx, uint64_t i), void *ctx)
+{
+	struct mm *m = mm_current;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	uintptr_t a = len && len <= m->hi - m->lo ? find_free_shared(m, len / PAGE_SIZE) : 0;
+	if (!a) {
+		REPORT->denied_enomem++;
+		return -ENOMEM;
+	}
+	bits_set(m->used, pg(m, a), len / PAGE_SIZE, 1);
+	bits_set(m->shared, pg(m, a), len / PAGE_SIZE, 1);
+	for (uint64_t i = 0; i < len / PAGE_SIZE; i++) {
+		uintptr_t v = a + i * PAGE_SIZE;
+		size_t r = v / BLOCK_SIZE;
+		void *k = page ? page(ctx, i) : 0;
+		int bad = page ? !k || pmem_share(virt_to_phys(k)) : back_as(m, r, v, v + PAGE_SIZE, 0);
+		if (!bad && page) {
+			bad = back_as(m, r, v, v, 0); /* the region's table */
+			if (!bad)
+				table_of(m, r)[(v >> 12) & 511] = virt_to_phys(k) | PTE_TABLE;
+			else
+				pmem_free(virt_to_phys(k), 1);
+		}
+		if (bad) {
+			release(m, a, len);
+			REPORT->denied_enomem++;
+			return -ENOMEM;
+		}
+	}
+	return (long)a;
 }
 
 /* ---- the program's calls on the current address space --------------------- */
@@ -591,6 +665,14 @@ long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
 		return -ENOMEM;
 	len = ALIGN_UP(len, PAGE_SIZE);
 	size_t n = len / PAGE_SIZE;
+	if ((flags & MAP_SHARED) && !(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) {
+		long a = mm_map_shared(len, 0, 0);
+		if (a >= 0 && prot == PROT_NONE && set_access(m, (uintptr_t)a, len, 0)) {
+			release(m, (uintptr_t)a, len);
+			return -ENOMEM;
+		}
+		return a;
+	}
 	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
 		if (addr < m->lo || addr > m->hi - len)
 			return -ENOMEM;

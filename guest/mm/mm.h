@@ -15,6 +15,7 @@ struct mm {
 	uintptr_t stack_top;     /* the stack: [hi, stack_top), its guard page at hi */
 	uint64_t *used;          /* per page of the arena: handed out */
 	uint64_t *noaccess;      /* per page of the arena: PROT_NONE (not present) */
+	uint64_t *shared;        /* per page of the arena: MAP_SHARED (fork shares it) */
 	size_t noaccess_pages, free_hint, words;
 	int boot;                /* the first program's: its tables are the VMM's */
 	int refs;                /* processes using it (a vfork child borrows it) */
@@ -39,6 +40,10 @@ long mm_image_done(struct mm *m, uintptr_t end);
 /* Where the kernel reaches m's page holding a (NULL: not backed). */
 void *mm_page(struct mm *m, uintptr_t a);
 void mm_put(struct mm *m);
+/* MAP_SHARED: len bytes of pages the mapping shares, anonymous (page NULL:
+ * new zero pages) or a file's (page(ctx, i): the kernel address of its page
+ * i).  The address, or -errno. */
+long mm_map_shared(size_t len, void *(*page)(void *ctx, uint64_t i), void *ctx);
 /* The CPU uses m's page tables from now on. */
 void mm_switch(struct mm *m);
 /* A fault in the program at a: 1 when it was a stack page to back now. */

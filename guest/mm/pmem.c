@@ -15,6 +15,7 @@
 #define BLOCK_PAGES (BLOCK_SIZE / PAGE_SIZE)
 
 static uint64_t used[MAX_PAGES / 64];
+static uint16_t *extra_refs; /* per page: more users than one (shared mappings); made on first use */
 static uint64_t dirty[MAX_PAGES / 64]; /* handed out once: clear it before reuse */
 static size_t npages, nfree;
 
@@ -97,9 +98,28 @@ void pmem_free(uint64_t pa, size_t n)
 	for (size_t i = first; i < first + n; i++) {
 		if (i < HUSK_PROGRAM_MIN / PAGE_SIZE || i >= npages || !bit_get(used, i))
 			panic("freeing page %lx, which is not in use", (unsigned long)(i * PAGE_SIZE));
+		if (extra_refs && extra_refs[i]) {
+			extra_refs[i]--; /* another user still has it */
+			continue;
+		}
 		bits_set(used, i, 1, 0);
+		nfree++;
 	}
-	nfree += n;
+}
+
+int pmem_share(uint64_t pa)
+{
+	size_t i = pa / PAGE_SIZE;
+	if (!extra_refs) {
+		uint64_t a = pmem_alloc(ALIGN_UP(npages * sizeof *extra_refs, PAGE_SIZE) / PAGE_SIZE);
+		if (!a)
+			return -1;
+		extra_refs = phys_to_virt(a);
+	}
+	if (extra_refs[i] == UINT16_MAX)
+		return -1;
+	extra_refs[i]++;
+	return 0;
 }
 
 uint64_t pmem_free_bytes(void)

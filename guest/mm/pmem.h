@@ -25,7 +25,11 @@ uint64_t pmem_alloc(size_t n);
 /* A zeroed 2 MiB block: want itself if free, else the highest free: 0 when
  * none. */
 uint64_t pmem_alloc_block(uint64_t want);
+/* Frees a page, or (shared) takes one of its users away. */
 void pmem_free(uint64_t pa, size_t n);
+/* One more user of the page (a shared mapping): each pmem_free takes one
+ * away.  -1: no memory for the count, or too many users. */
+int pmem_share(uint64_t pa);
 uint64_t pmem_free_bytes(void);
 uint64_t pmem_total_bytes(void);
 #endif

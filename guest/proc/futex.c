@@ -5,6 +5,7 @@
  * waiters are blocked tasks whose `futex` names it. */
 #include <errno.h>
 #include "kernel.h"
+#include "mm/pmem.h"
 #include "proc/futex.h"
 #include "proc/sched.h"
 
@@ -26,10 +27,19 @@ static int word_ok(const uint32_t *a)
 	return (uintptr_t)a % 4 == 0 && user_ok(a, 4);
 }
 
+/* A futex is its word's physical address: processes share one through a
+ * shared mapping (at any address), and a fork's copies of a word at the
+ * same address are different futexes. */
+static const void *key(const uint32_t *a)
+{
+	return (const void *)(uintptr_t)virt_to_phys(a);
+}
+
 /* Wakes (or, with to, moves to the futex `to`) at most n waiters of `a`
  * whose bitset meets `bits`, in task order from the caller on. */
-static long for_waiters(const uint32_t *a, long n, uint32_t bits, const uint32_t *to)
+static long for_waiters(const uint32_t *word, long n, uint32_t bits, const uint32_t *to_word)
 {
+	const void *a = key(word), *to = to_word ? key(to_word) : 0;
 	long done = 0;
 	struct task *t = current;
 	do {
@@ -88,7 +98,7 @@ static long wait(uint32_t *a, uint32_t val, const struct timespec_k *ts, int abs
 		return -EINVAL;
 	if (__atomic_load_n(a, __ATOMIC_SEQ_CST) != val)
 		return -EAGAIN;
-	current->futex = a;
+	current->futex = key(a);
 	current->futex_bitset = bits;
 	return sched_block(deadline, 1);
 }

@@ -11,6 +11,7 @@
 #include "kernel.h"
 #include "linux_abi.h"
 #include "proc/itimer.h"
+#include "proc/process.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
 
@@ -25,36 +26,63 @@
 #define SIGEV_NONE      1
 #define SIGEV_THREAD_ID 4
 
-static struct timer {
+/* A process's timers (process->timers: made on its first timer call, not
+ * inherited by fork, kept by execve but for the POSIX ones). */
+struct timer {
 	uint64_t deadline, interval; /* deadline: monotonic ns, 0 = disarmed */
 	int used;                    /* POSIX: created */
 	int sig, notify, tid, clock; /* POSIX: how it tells, to whom; its clock */
 	uint64_t value;              /* POSIX: sigev_value */
 	int overrun, last_overrun;   /* POSIX: expiries while its signal pends; at its last delivery */
-} timers[NITIMERS + POSIX_TIMERS] = {
-	[0] = { .sig = SIGALRM }, [1] = { .sig = SIGVTALRM }, [2] = { .sig = SIGPROF },
 };
+#define NTIMERS (NITIMERS + POSIX_TIMERS)
+
+/* The current process's (NULL: no memory for them). */
+static struct timer *mine(void)
+{
+	struct process *p = current->proc;
+	if (!p->timers && (p->timers = kalloc(NTIMERS * sizeof(struct timer)))) {
+		p->timers[0].sig = SIGALRM, p->timers[1].sig = SIGVTALRM, p->timers[2].sig = SIGPROF;
+	}
+	return p->timers;
+}
+
+void itimer_process_gone(struct process *p)
+{
+	kfree(p->timers, NTIMERS * sizeof(struct timer));
+	p->timers = 0;
+}
+
+void itimer_exec(void)
+{
+	struct timer *timers = current->proc->timers;
+	for (int i = NITIMERS; timers && i < NTIMERS; i++) {
+		timers[i] = (struct timer){ 0 };
+		signal_timer_forget(i - NITIMERS);
+	}
+}
 
 uint64_t itimer_next_deadline(void)
 {
 	uint64_t next = 0;
-	for (int i = 0; i < NITIMERS + POSIX_TIMERS; i++)
-		if (timers[i].deadline && (!next || timers[i].deadline < next))
-			next = timers[i].deadline;
+	for (struct process *p = processes; p; p = p->next)
+		for (int i = 0; p->timers && i < NTIMERS; i++)
+			if (p->timers[i].deadline && (!next || p->timers[i].deadline < next))
+				next = p->timers[i].deadline;
 	return next;
 }
 
-static void fire(int i)
+static void fire(struct process *p, int i)
 {
-	struct timer *t = &timers[i];
+	struct timer *t = &p->timers[i];
 	if (i < NITIMERS) {
-		signal_raise(t->sig);
+		signal_send_process(p, t->sig, SI_KERNEL, 0, 0);
 		return;
 	}
 	if (t->notify == SIGEV_NONE)
 		return;
 	int32_t id = i - NITIMERS;
-	if (signal_timer_pending(id)) {
+	if (signal_timer_pending(p, id)) {
 		t->overrun++;
 		return;
 	}
@@ -62,9 +90,9 @@ static void fire(int i)
 	memcpy(info.bytes, &id, 4);
 	memcpy(info.bytes + 8, &t->value, 8);
 	struct task *to = t->notify == SIGEV_THREAD_ID ? task_by_tid(t->tid) : 0;
-	if (t->notify == SIGEV_THREAD_ID && (!to || to->state == TASK_DEAD))
+	if (t->notify == SIGEV_THREAD_ID && (!to || to->state == TASK_DEAD || to->proc != p))
 		return; /* its thread is gone */
-	long r = signal_send_timer(to, &info, id);
+	long r = signal_send_timer(p, to, &info, id);
 	if (r == SIGNAL_MERGED || r < 0)
 		t->overrun++; /* the expiry is not lost: it counts */
 }
@@ -74,22 +102,26 @@ void itimer_poll(void)
 	uint64_t next = itimer_next_deadline(), now;
 	if (!next || next > (now = clock_mono_ns()))
 		return;
-	for (int i = 0; i < NITIMERS + POSIX_TIMERS; i++) {
-		uint64_t d = timers[i].deadline, iv = timers[i].interval;
-		if (!d || d > now)
-			continue;
-		fire(i);
-		/* periodic: the next period after now (missed ones are one signal, and overruns) */
-		timers[i].deadline = iv ? now + iv - (now - d) % iv : 0;
-		if (iv && i >= NITIMERS)
-			timers[i].overrun += (int)((now - d) / iv); /* periods missed altogether */
+	for (struct process *p = processes; p; p = p->next) {
+		struct timer *timers = p->timers;
+		for (int i = 0; timers && i < NTIMERS; i++) {
+			uint64_t d = timers[i].deadline, iv = timers[i].interval;
+			if (!d || d > now)
+				continue;
+			fire(p, i);
+			/* periodic: the next period after now (missed ones are one signal, and overruns) */
+			timers[i].deadline = iv ? now + iv - (now - d) % iv : 0;
+			if (iv && i >= NITIMERS)
+				timers[i].overrun += (int)((now - d) / iv); /* periods missed altogether */
+		}
 	}
 }
 
 void itimer_delivered(int id, void *siginfo)
 {
 	struct siginfo_k *info = siginfo;
-	if (id < 0 || id >= POSIX_TIMERS)
+	struct timer *timers = current->proc->timers;
+	if (id < 0 || id >= POSIX_TIMERS || !timers)
 		return;
 	struct timer *t = &timers[NITIMERS + id];
 	memcpy(info->bytes + 4, &t->overrun, 4); /* si_overrun */
@@ -107,7 +139,7 @@ static int timeval_ns(const long *tv, uint64_t *ns)
 
 /* struct itimerval: the interval, then the time left (rounded up to a
  * microsecond while armed, as Linux does). */
-static void report(int which, long *out)
+static void report(const struct timer *timers, int which, long *out)
 {
 	uint64_t now = clock_mono_ns(), d = timers[which].deadline, iv = timers[which].interval;
 	uint64_t left = !d ? 0 : d > now ? (d - now + 999) / 1000 : 1; /* microseconds */
@@ -121,12 +153,15 @@ long sys_getitimer(long which, long *value)
 		return -EINVAL;
 	if (!user_ok(value, 4 * sizeof(long)))
 		return -EFAULT;
-	report((int)which, value);
+	struct timer *timers = mine();
+	if (!timers)
+		return -ENOMEM;
+	report(timers, (int)which, value);
 	return 0;
 }
 
 /* Timer which fires first ns from now (0: disarmed), then every interval. */
-static void set_timer(int which, uint64_t first, uint64_t interval)
+static void set_timer(struct timer *timers, int which, uint64_t first, uint64_t interval)
 {
 	if (interval && interval < MIN_PERIOD_NS)
 		interval = MIN_PERIOD_NS;
@@ -140,8 +175,11 @@ static void set_timer(int which, uint64_t first, uint64_t interval)
 long sys_alarm(unsigned long seconds)
 {
 	long old[4];
-	report(0, old);
-	set_timer(0, (uint64_t)(seconds > MAX_SECONDS ? MAX_SECONDS : (long long)seconds) * NSEC_PER_SEC, 0);
+	struct timer *timers = mine();
+	if (!timers)
+		return -ENOMEM;
+	report(timers, 0, old);
+	set_timer(timers, 0, (uint64_t)(seconds > MAX_SECONDS ? MAX_SECONDS : (long long)seconds) * NSEC_PER_SEC, 0);
 	return old[2] + (old[3] >= 500000 || (!old[2] && old[3]));
 }
 
@@ -155,9 +193,12 @@ long sys_setitimer(long which, const long *value, long *old)
 	int r = timeval_ns(value, &interval);
 	if (r || (r = timeval_ns(value + 2, &first)))
 		return r;
+	struct timer *timers = mine();
+	if (!timers)
+		return -ENOMEM;
 	if (old)
-		report((int)which, old);
-	set_timer((int)which, first, interval);
+		report(timers, (int)which, old);
+	set_timer(timers, (int)which, first, interval);
 	return 0;
 }
 
@@ -168,7 +209,8 @@ struct itimerspec_k { int64_t interval[2], value[2]; };
 
 static struct timer *posix_timer(long id)
 {
-	return id >= 0 && id < POSIX_TIMERS && timers[NITIMERS + id].used ? &timers[NITIMERS + id] : 0;
+	struct timer *timers = current->proc->timers;
+	return timers && id >= 0 && id < POSIX_TIMERS && timers[NITIMERS + id].used ? &timers[NITIMERS + id] : 0;
 }
 
 long sys_timer_create(long clock, const void *sev, int32_t *id)
@@ -185,8 +227,12 @@ long sys_timer_create(long clock, const void *sev, int32_t *id)
 		return -EINVAL; /* SIGEV_THREAD is the C library's (a thread and SIGEV_THREAD_ID) */
 	if (e.notify != SIGEV_NONE && (e.signo < 1 || e.signo >= _NSIG))
 		return -EINVAL;
-	if (e.notify == SIGEV_THREAD_ID && !task_by_tid(e.tid))
+	struct task *target = e.notify == SIGEV_THREAD_ID ? task_by_tid(e.tid) : 0;
+	if (e.notify == SIGEV_THREAD_ID && (!target || target->proc != current->proc))
 		return -EINVAL;
+	struct timer *timers = mine();
+	if (!timers)
+		return -ENOMEM;
 	int i = 0;
 	while (i < POSIX_TIMERS && timers[NITIMERS + i].used)
 		i++;

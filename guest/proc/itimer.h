@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Interval timers (setitimer, getitimer; musl's alarm is setitimer), for
- * the process, on the scheduler's one-shot local APIC timer. */
+ * each process, on the scheduler's one-shot local APIC timer. */
 #ifndef GUEST_ITIMER_H
 #define GUEST_ITIMER_H
 #include <stdint.h>
@@ -20,4 +20,8 @@ long sys_timer_getoverrun(long id);
 long sys_timer_delete(long id);
 /* The earliest timer's deadline (monotonic ns), or 0. */
 uint64_t itimer_next_deadline(void);
+struct process;
+/* A process ended: its timers go.  execve: its POSIX timers go. */
+void itimer_process_gone(struct process *p);
+void itimer_exec(void);
 #endif

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Starts the program: its initial stack as Linux lays it out (argc, argv,
- * envp, auxv, then the strings) at the top of RAM, and a jump to its entry. */
+ * envp, auxv, then the strings) at the top of RAM, and a jump to its entry.
+ * execve (exec.c) builds an exec'd program's stack the same way. */
 #include <string.h>
 #include "kernel.h"
 #include "linux_abi.h"
+#include "proc/exec.h"
 #include "proc/sched.h"
+
+#define NAUXV 18 /* the entries stack_build puts in auxv, AT_NULL's included */
 
 static char *push_bytes(uintptr_t *sp, const void *p, size_t n)
 {
@@ -13,45 +17,65 @@ static char *push_bytes(uintptr_t *sp, const void *p, size_t n)
 }
 
 /* Copy a NUL-separated list to the stack, storing each string's address. */
-static void push_strings(uintptr_t *sp, const char *list, int len, uint64_t *ptrs)
+static void push_strings(uintptr_t *sp, const struct strlist *l, uint64_t *ptrs)
 {
-	char *copy = push_bytes(sp, list, len);
-	for (int off = 0, i = 0; off < len; i++) {
+	char *copy = push_bytes(sp, l->s, l->len);
+	for (size_t off = 0, i = 0; off < l->len; i++) {
 		ptrs[i] = (uintptr_t)copy + off;
 		off += strlen(copy + off) + 1;
 	}
 }
 
-_Noreturn void program_start(void)
+static size_t table_words(const struct strlist *argv, const struct strlist *envp)
 {
-	sched_init();
-	uintptr_t sp = mem_stack_top();
+	return 1 + argv->n + 1 + envp->n + 1 + 2 * NAUXV;
+}
+
+size_t stack_bytes(const struct strlist *argv, const struct strlist *envp, const char *execfn)
+{
+	size_t top = execfn ? strlen(execfn) + 1 : 0;
+	return top + 16 + 7 + argv->len + envp->len + table_words(argv, envp) * 8 + 15;
+}
+
+uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct strlist *envp, const char *execfn,
+		      uint64_t entry, uint64_t phdr, uint64_t phnum)
+{
+	uintptr_t sp = top;
+	char *fn = execfn ? push_bytes(&sp, execfn, strlen(execfn) + 1) : 0;
 	uint8_t rnd[16];
 	random_fill(rnd, sizeof rnd);
 	char *at_random = push_bytes(&sp, rnd, sizeof rnd);
 	char *platform = push_bytes(&sp, "x86_64", 7);
 
 	/* Pointer arrays are built in place below the strings. */
-	uint64_t auxv[][2] = {
-		{ AT_PHDR, boot.phdr }, { AT_PHENT, 56 }, { AT_PHNUM, boot.phnum },
-		{ AT_PAGESZ, PAGE_SIZE }, { AT_BASE, 0 }, { AT_FLAGS, 0 }, { AT_ENTRY, boot.entry },
+	uint64_t auxv[NAUXV][2] = {
+		{ AT_PHDR, phdr }, { AT_PHENT, 56 }, { AT_PHNUM, phnum },
+		{ AT_PAGESZ, PAGE_SIZE }, { AT_BASE, 0 }, { AT_FLAGS, 0 }, { AT_ENTRY, entry },
 		{ AT_UID, 0 }, { AT_EUID, 0 }, { AT_GID, 0 }, { AT_EGID, 0 },
 		{ AT_PLATFORM, (uintptr_t)platform }, { AT_CLKTCK, 100 }, { AT_SECURE, 0 },
-		{ AT_RANDOM, (uintptr_t)at_random }, { AT_EXECFN, 0 },
+		{ AT_RANDOM, (uintptr_t)at_random }, { AT_EXECFN, (uintptr_t)fn },
 		{ AT_SYSINFO, (uintptr_t)fast_entry }, { AT_NULL, 0 },
 	};
-	size_t words = 1 + boot.argc + 1 + boot.envc + 1 + 2 * ARRAY_SIZE(auxv);
+	int argc = argv->n, envc = envp->n;
 	uintptr_t strings_end = sp;
-	sp -= boot.argv_len + boot.envp_len;
-	uintptr_t table = (sp - words * 8) & ~15ul;
+	sp -= argv->len + envp->len;
+	uintptr_t table = (sp - table_words(argv, envp) * 8) & ~15ul;
 	uint64_t *w = (uint64_t *)table;
 	sp = strings_end;
-	w[0] = boot.argc;
-	push_strings(&sp, boot.argv, boot.argv_len, w + 1);
-	w[1 + boot.argc] = 0;
-	push_strings(&sp, boot.envp, boot.envp_len, w + 2 + boot.argc);
-	w[2 + boot.argc + boot.envc] = 0;
-	auxv[15][1] = w[1]; /* AT_EXECFN: argv[0] */
-	memcpy(w + 3 + boot.argc + boot.envc, auxv, sizeof auxv);
-	enter_program(boot.entry, table);
+	w[0] = argc;
+	push_strings(&sp, argv, w + 1);
+	w[1 + argc] = 0;
+	push_strings(&sp, envp, w + 2 + argc);
+	w[2 + argc + envc] = 0;
+	if (!fn)
+		auxv[15][1] = w[1]; /* AT_EXECFN: argv[0] */
+	memcpy(w + 3 + argc + envc, auxv, sizeof auxv);
+	return table;
+}
+
+_Noreturn void program_start(void)
+{
+	struct strlist argv = { boot.argv, boot.argv_len, boot.argc }, envp = { boot.envp, boot.envp_len, boot.envc };
+	uintptr_t sp = stack_build(mem_stack_top(), &argv, &envp, 0, boot.entry, boot.phdr, boot.phnum);
+	enter_program(boot.entry, sp);
 }

@@ -9,7 +9,9 @@
 #include <string.h>
 #include "arch/cpu.h"
 #include "kernel.h"
+#include "mm/mm.h"
 #include "proc/itimer.h"
+#include "proc/process.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
 
@@ -38,9 +40,11 @@ static void signals_init(struct task *t, uint64_t mask)
 	t->sig.alt = (struct stack_k){ 0, SS_DISABLE, 0, 0 };
 }
 
-void sched_init(void)
+void sched_init(struct process *pid1)
 {
 	boot_task.tid = 1;
+	boot_task.proc = pid1;
+	pid1->threads = 1;
 	boot_task.next = boot_task.prev = &boot_task;
 	signals_init(&boot_task, 0);
 	REPORT->tasks_created = REPORT->tasks_peak = 1;
@@ -67,7 +71,7 @@ static void fpu_load(const struct task *t)
 	__asm__ volatile("fxrstor64 (%0)" : : "r"(t->fpu) : "memory");
 }
 
-struct task *task_create(const struct user_regs *regs, uint64_t fs_base)
+struct task *task_create(const struct user_regs *regs, uint64_t fs_base, struct process *proc)
 {
 	if (live >= boot.max_tasks)
 		return 0;
@@ -79,6 +83,8 @@ struct task *task_create(const struct user_regs *regs, uint64_t fs_base)
 		return 0;
 	}
 	t->tid = next_tid++;
+	t->proc = proc;
+	proc->threads++;
 	t->kstack = stack;
 	t->regs = *regs;
 	t->fs_base = fs_base;
@@ -230,6 +236,8 @@ static void finish_switch(struct task *prev)
 	if (prev->state != TASK_DEAD || prev == &boot_task)
 		return;
 	prev->prev->next = prev->next, prev->next->prev = prev->prev;
+	if (!prev->proc->threads)
+		process_release(prev->proc);
 	kfree(prev->kstack, KSTACK_SIZE);
 	kfree(prev, sizeof *prev);
 }
@@ -271,6 +279,8 @@ static void schedule(void)
 		prev->fs_base = fs_base_read();
 		current = next;
 		kstack_top = task_top(next);
+		if (next->proc->mm != mm_current)
+			mm_switch(next->proc->mm);
 		fpu_load(next);
 		if (next->fs_base != prev->fs_base || boot.fsgsbase)
 			fs_base_write(next->fs_base);
@@ -318,9 +328,10 @@ void sched_yield(void)
 _Noreturn void task_exit(int code)
 {
 	struct task *t = current;
-	if (!--live) /* the last thread's status is the process's (Linux's synchronize_group_exit) */
-		process_exit(code);
+	live--;
 	signal_task_gone(t);
+	if (!--t->proc->threads) /* the last thread's status is the process's (Linux's synchronize_group_exit) */
+		process_end(t->proc, code);
 	t->state = TASK_DEAD;
 	schedule();
 	panic("task %d ran after its exit", t->tid);

@@ -10,6 +10,8 @@
 #include "arch/regs.h"
 #include "linux_abi.h"
 
+struct process;
+
 #define FP_SIZE 512 /* the fxsave area */
 
 /* A thread's signal state (signal.c): mask, pending set, alternate stack. */
@@ -44,6 +46,8 @@ enum task_state { TASK_RUNNABLE, TASK_BLOCKED, TASK_DEAD };
 struct task {
 	uint8_t fpu[FP_SIZE] __attribute__((aligned(16))); /* while off the CPU */
 	int tid;
+	struct process *proc;         /* whose thread it is */
+	int in_wait;                  /* blocked in wait4/waitid: a child's change wakes it */
 	enum task_state state;
 	struct task *next, *prev;     /* every task, in creation order */
 	uint64_t ksp;                 /* switch_to's saved stack pointer */
@@ -66,10 +70,11 @@ struct task {
 extern struct task *current;
 extern uint64_t kstack_top; /* entry.S: the current task's kernel stack */
 
-void sched_init(void);
+/* The boot task becomes pid 1's first thread. */
+void sched_init(struct process *pid1);
 /* A new thread that starts at regs (a copy of the caller's FPU state and
  * fs_base): NULL when the task limit or memory is exhausted. */
-struct task *task_create(const struct user_regs *regs, uint64_t fs_base);
+struct task *task_create(const struct user_regs *regs, uint64_t fs_base, struct process *proc);
 /* Ends the current thread (code: its exit status); the last one ends the run. */
 _Noreturn void task_exit(int code);
 struct task *task_by_tid(int tid);

@@ -14,6 +14,7 @@
 #include "linux_syscall.h"
 #include "fs/vfs.h"
 #include "proc/itimer.h"
+#include "proc/process.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
 
@@ -25,9 +26,7 @@
 /* What rt_sigreturn may restore of rflags: the arithmetic flags, DF and AC
  * (not TF: a trap flag would fire inside the kernel's return path). */
 #define EFLAGS_USER  0x40cd5ul
-#define PID          1
 
-struct sigaction_k { uint64_t handler, flags, restorer, mask; };
 struct sigcontext_k {
 	uint64_t r8, r9, r10, r11, r12, r13, r14, r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
 	uint16_t cs, gs, fs, ss;
@@ -51,11 +50,11 @@ _Static_assert(sizeof(struct rt_sigframe) == 440, "Linux's struct rt_sigframe on
 /* Why the program entered the kernel, for the frame (a fault's details). */
 struct trap_info { uint64_t trapno, err, cr2; };
 
-static struct sigaction_k actions[_NSIG];
-static uint64_t shared_pending; /* sent to the process */
-static struct siginfo_k shared_info[SIGRT_FIRST];
-static uint8_t shared_info_timer[SIGRT_FIRST];
-static struct sigqueued *shared_queue;
+/* The current process's part (actions; what was sent to it as a whole). */
+static struct process_signals *shared(void)
+{
+	return &current->proc->sig;
+}
 static int queued;              /* real-time signals queued in all, at most MAX_QUEUED */
 #define MAX_QUEUED 1024         /* RLIMIT_SIGPENDING's role: the queue costs guest memory */
 volatile uint8_t signal_waiting;
@@ -65,17 +64,17 @@ static const uint64_t unblockable = 1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1
 
 static uint64_t due_set(void)
 {
-	return (current->sig.pending | shared_pending) & ~current->sig.mask;
+	return (current->sig.pending | shared()->pending) & ~current->sig.mask;
 }
 
 int signal_due(void)
 {
-	return due_set() != 0;
+	return due_set() != 0 || current->proc->exiting; /* an ending process's threads stop waiting */
 }
 
 void signal_recompute(void)
 {
-	signal_waiting = due_set() || sched_exit_wanted();
+	signal_waiting = due_set() || sched_exit_wanted() || current->proc->exiting;
 }
 #define recompute signal_recompute
 
@@ -87,14 +86,33 @@ static int ignored_by_default(int sig)
 	       sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-static int ignored(int sig)
+static int ignored_in(const struct process *p, int sig)
 {
-	uint64_t h = actions[sig].handler;
+	uint64_t h = p->sig.actions[sig].handler;
 	return h == (uintptr_t)SIG_IGN || (h == (uintptr_t)SIG_DFL && ignored_by_default(sig));
 }
 
+static int ignored(int sig)
+{
+	return ignored_in(current->proc, sig);
+}
+
+static int dying_of;
+
+static _Noreturn void process_dies(void)
+{
+	process_exit(dying_of);
+}
+
+/* The current process dies of sig: the run, when it is pid 1.  Another
+ * process ends from its thread's kernel stack (a fault comes on the
+ * exception stack, which the next fault reuses). */
 static _Noreturn void die(int sig, unsigned long why)
 {
+	if (current->proc->pid != 1) {
+		dying_of = sig;
+		run_on_stack(kstack_top, process_dies);
+	}
 	volatile struct husk_fault *r = &REPORT->fault;
 	r->vector = HUSK_FAULT_SIGNAL, r->error = why, r->rip = 0, r->addr = 0, r->signal = sig;
 	vfs_finish();
@@ -117,11 +135,13 @@ static _Noreturn void bad_frame(void)
  * waits for it in rt_sigtimedwait), else the next that does not, else none
  * (it stays pending).  The main thread first: CPython runs its handlers
  * there, and a main thread blocked in join must wake with EINTR. */
-static struct task *taker(uint64_t b)
+static struct task *taker(struct process *p, uint64_t b)
 {
-	struct task *lead = task_by_tid(PID), *t = lead;
+	struct task *lead = task_by_tid(p->pid), *t = lead;
+	if (!lead)
+		return 0;
 	do {
-		if (t->state != TASK_DEAD && (!(t->sig.mask & b) || (t->sig.waiting_for & b)))
+		if (t->proc == p && t->state != TASK_DEAD && (!(t->sig.mask & b) || (t->sig.waiting_for & b)))
 			return t;
 		t = t->next;
 	} while (t != lead);
@@ -190,16 +210,16 @@ static int timer_queued_in(struct sigqueued *q, const uint8_t *tags, uint64_t pe
 	return 0;
 }
 
-int signal_timer_pending(int id)
+int signal_timer_pending(struct process *p, int id)
 {
 	int tag = id + 1;
 	struct task *t = current;
 	do {
-		if (timer_queued_in(t->sig.queue, t->sig.info_timer, t->sig.pending, tag))
+		if (t->proc == p && timer_queued_in(t->sig.queue, t->sig.info_timer, t->sig.pending, tag))
 			return 1;
 		t = t->next;
 	} while (t != current);
-	return timer_queued_in(shared_queue, shared_info_timer, shared_pending, tag);
+	return timer_queued_in(p->sig.queue, p->sig.info_timer, p->sig.pending, tag);
 }
 
 static void forget_in(struct sigqueued **q, uint8_t *tags, int timer)
@@ -214,10 +234,11 @@ void signal_timer_forget(int id)
 {
 	struct task *t = current;
 	do {
-		forget_in(&t->sig.queue, t->sig.info_timer, id + 1);
+		if (t->proc == current->proc)
+			forget_in(&t->sig.queue, t->sig.info_timer, id + 1);
 		t = t->next;
 	} while (t != current);
-	forget_in(&shared_queue, shared_info_timer, id + 1);
+	forget_in(&shared()->queue, shared()->info_timer, id + 1);
 	recompute();
 }
 
@@ -227,30 +248,42 @@ void signal_timer_forget(int id)
  * already pending: SIGNAL_MERGED), a real-time one queued with its info
  * (-EAGAIN when the queue is full); a sleeping thread that can take it
  * wakes. */
-static long generate(struct task *t, int sig, const struct siginfo_k *info, int timer)
+static long generate_in(struct process *p, struct task *t, int sig, const struct siginfo_k *info, int timer)
 {
-	if (sig == SIGKILL)
-		signal_die(sig);
-	uint64_t b = bit(sig);
-	struct task *to = t ? t : taker(b);
-	if (ignored(sig) && !((to ? to : current)->sig.mask & b))
+	if (p->zombie || p->exiting)
 		return SIGNAL_IGNORED;
-	uint64_t *pending = t ? &t->sig.pending : &shared_pending;
+	if (sig == SIGKILL) {
+		if (p == current->proc)
+			die(sig, HUSK_SIGNAL_SENT);
+		process_kill(p, sig);
+		return 0;
+	}
+	uint64_t b = bit(sig);
+	struct task *to = t ? t : taker(p, b);
+	if (ignored_in(p, sig) && !(to && (to->sig.mask & b)))
+		return SIGNAL_IGNORED;
+	struct process_signals *ps = &p->sig;
+	uint64_t *pending = t ? &t->sig.pending : &ps->pending;
 	if (sig >= SIGRT_FIRST) {
-		long r = enqueue(t ? &t->sig.queue : &shared_queue, info, timer);
+		long r = enqueue(t ? &t->sig.queue : &ps->queue, info, timer);
 		if (r)
 			return r;
 	} else if (*pending & b) {
 		return SIGNAL_MERGED;
 	} else {
-		(t ? t->sig.info : shared_info)[sig] = *info;
-		(t ? t->sig.info_timer : shared_info_timer)[sig] = (uint8_t)timer;
+		(t ? t->sig.info : ps->info)[sig] = *info;
+		(t ? t->sig.info_timer : ps->info_timer)[sig] = (uint8_t)timer;
 	}
 	*pending |= b;
 	if (to)
 		sched_signal_wake(to, b);
 	recompute();
 	return 0;
+}
+
+static long generate(struct task *t, int sig, const struct siginfo_k *info, int timer)
+{
+	return generate_in(t ? t->proc : current->proc, t, sig, info, timer);
 }
 
 static int on_altstack(uint64_t sp)
@@ -269,7 +302,7 @@ static int32_t altstack_flags(uint64_t sp)
  * fit in the program's memory. */
 static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *info, const struct trap_info *t)
 {
-	struct sigaction_k *a = &actions[sig];
+	struct sigaction_k *a = &shared()->actions[sig];
 	struct thread_signals *self = &current->sig;
 	if (!(a->flags & SA_RESTORER))
 		return 0; /* x86-64 has no default way back */
@@ -309,8 +342,10 @@ static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *inf
 static void return_prepare(struct user_regs *r)
 {
 	uint64_t *land = (uint64_t *)(r->rsp - RED_ZONE - 16);
-	if (!user_ok(land, 16))
+	if (!user_ok(land, 16)) {
+		kprintf("husk: no way back to the program for thread %d: rsp %lx, rip %lx\n", current->tid, (unsigned long)r->rsp, (unsigned long)r->rip);
 		bad_frame();
+	}
 	land[0] = r->rflags, land[1] = r->rip;
 	r->rsp = (uintptr_t)land;
 }
@@ -328,14 +363,14 @@ static struct siginfo_k dequeue(int sig)
 {
 	struct thread_signals *self = &current->sig;
 	int mine = (self->pending & bit(sig)) != 0, timer = 0;
-	uint64_t *pending = mine ? &self->pending : &shared_pending;
+	uint64_t *pending = mine ? &self->pending : &shared()->pending;
 	struct siginfo_k info;
 	if (sig < SIGRT_FIRST) {
-		info = (mine ? self->info : shared_info)[sig];
-		timer = (mine ? self->info_timer : shared_info_timer)[sig];
-		(mine ? self->info_timer : shared_info_timer)[sig] = 0;
+		info = (mine ? self->info : shared()->info)[sig];
+		timer = (mine ? self->info_timer : shared()->info_timer)[sig];
+		(mine ? self->info_timer : shared()->info_timer)[sig] = 0;
 		*pending &= ~bit(sig);
-	} else if (!unqueue(mine ? &self->queue : &shared_queue, sig, &info, &timer)) {
+	} else if (!unqueue(mine ? &self->queue : &shared()->queue, sig, &info, &timer)) {
 		*pending &= ~bit(sig);
 	}
 	if (timer)
@@ -343,15 +378,9 @@ static struct siginfo_k dequeue(int sig)
 	return info;
 }
 
-void signal_raise(int sig)
+long signal_send_timer(struct process *p, struct task *t, const struct siginfo_k *info, int id)
 {
-	struct siginfo_k info = { .signo = sig, .code = SI_KERNEL };
-	generate(0, sig, &info, 0);
-}
-
-long signal_send_timer(struct task *t, const struct siginfo_k *info, int id)
-{
-	return generate(t, info->signo, info, id + 1);
+	return generate_in(p, t, info->signo, info, id + 1);
 }
 
 void signal_raise_thread(int sig)
@@ -368,7 +397,7 @@ void signal_poll_host(void)
 	for (int sig = 1; host; sig++, host >>= 1)
 		if ((host & 1) && sig < _NSIG) {
 			struct siginfo_k info = { .signo = sig, .code = SI_USER };
-			generate(0, sig, &info, 0);
+			generate_in(processes, 0, sig, &info, 0); /* to the program, pid 1 */
 		}
 }
 
@@ -380,7 +409,7 @@ static void deliver_due(struct user_regs *r)
 		struct siginfo_k info = dequeue(sig);
 		if (ignored(sig))
 			continue;
-		if (actions[sig].handler == (uintptr_t)SIG_DFL)
+		if (shared()->actions[sig].handler == (uintptr_t)SIG_DFL)
 			die(sig, info.code == SI_USER && !info.kill.pid ? HUSK_SIGNAL_FROM_HOST : HUSK_SIGNAL_SENT);
 		if (!setup_frame(r, sig, &info, 0))
 			bad_frame();
@@ -396,13 +425,15 @@ static void deliver_due(struct user_regs *r)
 void signal_deliver(struct user_regs *r)
 {
 	sched_exit_work();
+	if (current->proc->exiting)
+		task_exit(0); /* its process ends: exit_group or a fatal signal in another thread */
 	deliver_due(r);
 	return_prepare(r);
 }
 
 int signal_catches(int sig)
 {
-	return actions[sig].handler > (uintptr_t)SIG_IGN && !(current->sig.mask & bit(sig));
+	return shared()->actions[sig].handler > (uintptr_t)SIG_IGN && !(current->sig.mask & bit(sig));
 }
 
 void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_t vector, uint64_t error)
@@ -487,19 +518,21 @@ long sys_rt_sigaction(long sig, const void *act, void *old, unsigned long size)
 		return -EINVAL;
 	if ((act && !user_ok(act, sizeof(struct sigaction_k))) || (old && !user_ok(old, sizeof(struct sigaction_k))))
 		return -EFAULT;
-	struct sigaction_k prev = actions[sig];
+	struct sigaction_k prev = shared()->actions[sig];
 	if (act) {
-		memcpy(&actions[sig], act, sizeof actions[sig]);
-		actions[sig].mask &= ~unblockable;
+		memcpy(&shared()->actions[sig], act, sizeof shared()->actions[sig]);
+		shared()->actions[sig].mask &= ~unblockable;
 		if (ignored(sig)) { /* setting "ignore" drops what is pending, in every thread */
 			struct task *t = current;
 			do {
-				t->sig.pending &= ~bit(sig);
-				drop_all(&t->sig.queue, (int)sig);
+				if (t->proc == current->proc) {
+					t->sig.pending &= ~bit(sig);
+					drop_all(&t->sig.queue, (int)sig);
+				}
 				t = t->next;
 			} while (t != current);
-			shared_pending &= ~bit(sig);
-			drop_all(&shared_queue, (int)sig);
+			shared()->pending &= ~bit(sig);
+			drop_all(&shared()->queue, (int)sig);
 		}
 		recompute();
 	}
@@ -552,7 +585,7 @@ long sys_rt_sigpending(uint64_t *set, unsigned long size)
 		return -EINVAL;
 	if (!user_ok(set, size))
 		return -EFAULT;
-	uint64_t p = current->sig.pending | shared_pending;
+	uint64_t p = current->sig.pending | shared()->pending;
 	memcpy(set, &p, size);
 	return 0;
 }
@@ -561,7 +594,7 @@ long sys_rt_sigpending(uint64_t *set, unsigned long size)
  * (until the run's limits end it, as pause() would sleep for ever). */
 static void wait_for_signal(void)
 {
-	while (!next_signal())
+	while (!signal_due())
 		sched_block(0, 1);
 }
 
@@ -569,7 +602,7 @@ int signal_sleep(uint64_t ns)
 {
 	uint64_t end = clock_mono_ns() + ns;
 	while (clock_mono_ns() < end) {
-		if (sched_block(end, 1) == -EINTR && next_signal())
+		if (sched_block(end, 1) == -EINTR && signal_due())
 			return -EINTR;
 	}
 	return 0;
@@ -628,7 +661,7 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 		return r;
 	self->waiting_for = want;
 	for (;;) {
-		uint64_t hit = (self->pending | shared_pending) & want;
+		uint64_t hit = (self->pending | shared()->pending) & want;
 		if (hit) {
 			int sig = __builtin_ctzll(hit) + 1;
 			struct siginfo_k got = dequeue(sig);
@@ -651,39 +684,89 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 	return r;
 }
 
-static long send(struct task *t, long sig, int code)
+static long send(struct process *p, struct task *t, long sig, int code)
 {
 	if (sig < 0 || sig >= _NSIG)
 		return -EINVAL;
-	struct siginfo_k info = { .signo = (int32_t)sig, .code = code, .kill = { PID, 0 } };
-	long r = sig ? generate(t, (int)sig, &info, 0) : 0;
+	struct siginfo_k info = { .signo = (int32_t)sig, .code = code, .kill = { current->proc->pid, 0 } };
+	long r = sig ? generate_in(p, t, (int)sig, &info, 0) : 0;
 	return r < 0 ? r : 0;
 }
 
-/* kill: the only process is the program itself (pid 1, its own group);
- * kill(-1) reaches every process but the caller: none. */
+/* kill: a process (a zombie takes nothing, but is there), a process group
+ * (0: the caller's), or (-1) every process but pid 1 and the caller. */
 long sys_kill(long pid, long sig)
 {
-	if (pid != PID && pid != 0 && pid != -PID)
-		return -ESRCH;
-	if (pid == -PID) /* -1: every other process */
-		return sig < 0 || sig >= _NSIG ? -EINVAL : -ESRCH;
-	return send(0, sig, SI_USER);
+	if (sig < 0 || sig >= _NSIG)
+		return -EINVAL;
+	if (pid > 0) {
+		struct process *p = process_by_pid((int)pid);
+		return p ? send(p, 0, sig, SI_USER) : -ESRCH;
+	}
+	int group = pid == 0 ? current->proc->pgid : (int)-pid, found = 0;
+	long r = 0;
+	for (struct process *p = processes; p; p = p->next) {
+		if (pid == -1 ? p->pid == 1 || p == current->proc : p->pgid != group)
+			continue;
+		found = 1;
+		long e = send(p, 0, sig, SI_USER);
+		if (e && !r)
+			r = e;
+	}
+	return found ? r : -ESRCH;
 }
 
 long sys_tgkill(long tgid, long tid, long sig)
 {
 	if (tgid <= 0 || tid <= 0)
 		return -EINVAL;
-	struct task *t = tgid == PID ? task_by_tid((int)tid) : 0;
-	if (!t)
+	struct task *t = task_by_tid((int)tid);
+	if (!t || t->proc->pid != tgid || t->state == TASK_DEAD)
 		return -ESRCH;
-	return send(t, sig, SI_TKILL);
+	return send(t->proc, t, sig, SI_TKILL);
+}
+
+long sys_tkill(long tid, long sig)
+{
+	struct task *t = tid > 0 ? task_by_tid((int)tid) : 0;
+	if (tid <= 0)
+		return -EINVAL;
+	return t && t->state != TASK_DEAD ? send(t->proc, t, sig, SI_TKILL) : -ESRCH;
+}
+
+void signal_fork(struct process *child)
+{
+	memcpy(child->sig.actions, current->proc->sig.actions, sizeof child->sig.actions);
+}
+
+void signal_exec_reset(void)
+{
+	struct sigaction_k *a = current->proc->sig.actions;
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (a[sig].handler != (uintptr_t)SIG_IGN)
+			a[sig] = (struct sigaction_k){ 0 };
+	current->sig.alt = (struct stack_k){ 0, SS_DISABLE, 0, 0 };
+}
+
+void signal_process_gone(struct process *p)
+{
+	while (p->sig.queue)
+		drop_all(&p->sig.queue, p->sig.queue->info.signo);
+	p->sig.pending = 0;
+}
+
+long signal_send_process(struct process *p, int sig, int code, int from_pid, int status)
+{
+	struct siginfo_k info = { .signo = sig, .code = code, .kill = { from_pid, 0 } };
+	memcpy(&info.bytes[8], &status, sizeof status); /* si_status, after si_pid and si_uid */
+	long r = generate_in(p, 0, sig, &info, 0);
+	return r < 0 ? r : 0;
 }
 
 long sys_rt_sigqueueinfo(long pid, long sig, const void *uinfo)
 {
-	if (pid != PID && pid != 0)
+	struct process *p = pid ? process_by_pid((int)pid) : current->proc;
+	if (!p)
 		return -ESRCH;
 	if (bad_signal(sig))
 		return -EINVAL;
@@ -692,6 +775,6 @@ long sys_rt_sigqueueinfo(long pid, long sig, const void *uinfo)
 	struct siginfo_k info;
 	memcpy(&info, uinfo, sizeof info);
 	info.signo = (int32_t)sig;
-	long r = generate(0, (int)sig, &info, 0);
+	long r = generate_in(p, 0, (int)sig, &info, 0);
 	return r < 0 ? r : 0;
 }

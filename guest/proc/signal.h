@@ -9,8 +9,20 @@
 #include <stdint.h>
 #include "arch/regs.h"
 
+#include "proc/sched.h"
+
 struct task;
-struct siginfo_k;
+struct process;
+
+/* A process's part: the actions, and what was sent to it as a whole. */
+struct sigaction_k { uint64_t handler, flags, restorer, mask; };
+struct process_signals {
+	struct sigaction_k actions[_NSIG];
+	uint64_t pending;
+	struct siginfo_k info[SIGRT_FIRST];
+	uint8_t info_timer[SIGRT_FIRST];
+	struct sigqueued *queue;
+};
 
 /* Nonzero while a pending signal is not blocked, or the scheduler wants the
  * slow way out: fast_entry's one test. */
@@ -28,21 +40,27 @@ void signal_deliver(struct user_regs *r);
  * with SIGSEGV when its frame does not fit); else the fault is fatal. */
 int signal_catches(int sig);
 void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_t vector, uint64_t error);
-/* A signal the kernel raises for the process (a timer's), or for the
- * current thread (SIGPIPE). */
-void signal_raise(int sig);
+/* A signal the kernel raises for the current thread (SIGPIPE). */
 void signal_raise_thread(int sig);
-/* POSIX timer id's signal, to thread t or (NULL) the process: 0 pending,
+/* POSIX timer id's signal, to thread t or (NULL) process p: 0 pending,
  * SIGNAL_IGNORED, SIGNAL_MERGED (a standard signal already pending), or
  * -EAGAIN (no memory).  Whether one of its signals is still pending; a
  * deleted timer's pending signals go. */
 #define SIGNAL_IGNORED 1
 #define SIGNAL_MERGED  2
-long signal_send_timer(struct task *t, const struct siginfo_k *info, int id);
-int signal_timer_pending(int id);
+long signal_send_timer(struct process *p, struct task *t, const struct siginfo_k *info, int id);
+int signal_timer_pending(struct process *p, int id);
 void signal_timer_forget(int id);
 /* A thread ended: its queued real-time signals go. */
 void signal_task_gone(struct task *t);
+/* fork: the child's copy of the actions; execve: handlers back to SIG_DFL
+ * (ignored stays ignored), the alternate stack off; a process's end: what
+ * was pending on it goes. */
+void signal_fork(struct process *child);
+void signal_exec_reset(void);
+void signal_process_gone(struct process *p);
+/* sig (with info) sent to process p as a whole: 0, or -EAGAIN. */
+long signal_send_process(struct process *p, int sig, int code, int from_pid, int status);
 /* Takes the stop signals husk received (REPORT->host_signals). */
 void signal_poll_host(void);
 /* Is a signal due for the current thread (pending and not blocked)? */
@@ -68,5 +86,6 @@ long sys_rt_sigtimedwait(const uint64_t *set, void *info, const void *timeout, u
 long sys_rt_sigqueueinfo(long pid, long sig, const void *info);
 long sys_kill(long pid, long sig);
 long sys_tgkill(long tgid, long tid, long sig);
+long sys_tkill(long tid, long sig);
 long sys_pause(void);
 #endif

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Threads (thread.h).  clone makes a task that starts where the caller's
  * `syscall` returns, with rax 0 on its own stack: what musl's and glibc's
- * clone wrappers expect.  New processes (fork, vfork, clone without
- * CLONE_VM) are not made yet: -ENOSYS, as before. */
+ * clone wrappers expect.  A clone that makes a process (fork's flags, or
+ * vfork's: CLONE_VM|CLONE_VFORK) goes to process.c. */
 #include <errno.h>
 #include "kernel.h"
 #include "linux_abi.h"
@@ -10,28 +10,19 @@
 #include "fs/file.h"
 #include "fs/vfs.h"
 #include "proc/futex.h"
+#include "proc/process.h"
 #include "proc/sched.h"
 #include "proc/thread.h"
 
-#define CLONE_VM             0x00000100ul
-#define CLONE_FS             0x00000200ul
-#define CLONE_FILES          0x00000400ul
-#define CLONE_SIGHAND        0x00000800ul
-#define CLONE_THREAD         0x00010000ul
-#define CLONE_SYSVSEM        0x00040000ul
-#define CLONE_SETTLS         0x00080000ul
-#define CLONE_PARENT_SETTID  0x00100000ul
-#define CLONE_CHILD_CLEARTID 0x00200000ul
-#define CLONE_DETACHED       0x00400000ul
-#define CLONE_CHILD_SETTID   0x01000000ul
 #define THREAD_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD)
 #define THREAD_EXTRAS (CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | \
 		       CLONE_DETACHED | CLONE_CHILD_SETTID)
+#define PROCESS_EXTRAS (CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID)
 #define ROBUST_LIST_HEAD_SIZE 24
 
 /* The caller's registers as its `syscall` returns them: the instruction's
  * frame, or for a fast-entry call what a SysV call preserves. */
-static struct user_regs caller_regs(void)
+struct user_regs caller_regs(void)
 {
 	if (current->frame)
 		return *current->frame;
@@ -46,7 +37,11 @@ long sys_clone(unsigned long flags, uint64_t stack, uint32_t *ptid, uint32_t *ct
 {
 	if (((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) || ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)))
 		return -EINVAL;
-	if ((flags & THREAD_FLAGS) != THREAD_FLAGS) { /* a new process: counted as not implemented */
+	if (!(flags & (CLONE_THREAD | CLONE_SIGHAND | CLONE_FILES | CLONE_FS)) &&
+	    ((flags & ~0xfful) & ~(CLONE_VM | CLONE_VFORK | PROCESS_EXTRAS)) == 0 &&
+	    !!(flags & CLONE_VM) == !!(flags & CLONE_VFORK))
+		return process_clone(flags, stack, ptid, ctid);
+	if ((flags & THREAD_FLAGS) != THREAD_FLAGS) { /* sharing only some: counted as not implemented */
 		REPORT->enosys[SYS_clone]++;
 		return -ENOSYS;
 	}
@@ -61,7 +56,7 @@ long sys_clone(unsigned long flags, uint64_t stack, uint32_t *ptid, uint32_t *ct
 	r.rax = 0;
 	if (stack)
 		r.rsp = stack;
-	struct task *t = task_create(&r, flags & CLONE_SETTLS ? tls : fs_base_read());
+	struct task *t = task_create(&r, flags & CLONE_SETTLS ? tls : fs_base_read(), current->proc);
 	if (!t)
 		return -EAGAIN;
 	if (flags & CLONE_PARENT_SETTID)
@@ -83,13 +78,6 @@ _Noreturn void sys_exit(int code)
 		futex_wake(p, 1);
 	}
 	task_exit(code & 0xff);
-}
-
-_Noreturn void process_exit(int status)
-{
-	fd_close_all();
-	vfs_finish();
-	halt_exit(status & 0xff);
 }
 
 long sys_set_tid_address(uint32_t *p)

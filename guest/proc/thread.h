@@ -4,6 +4,11 @@
 #define GUEST_THREAD_H
 #include <stdint.h>
 
+#include "arch/regs.h"
+
+/* The caller's registers as its system call returns them (a new task
+ * starts there). */
+struct user_regs caller_regs(void);
 long sys_clone(unsigned long flags, uint64_t stack, uint32_t *ptid, uint32_t *ctid, uint64_t tls);
 _Noreturn void sys_exit(int code);
 long sys_set_tid_address(uint32_t *p);

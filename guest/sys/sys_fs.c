@@ -5,19 +5,20 @@
 #include "fs/file.h"
 #include "ipc/stream.h"
 #include "kernel.h"
+#include "mm/mm.h"
+#include "proc/process.h"
+#include "proc/sched.h"
 #include "linux_abi.h"
 #include "sys/sys_fs.h"
 
 /* The program starts in /workdir: the workdir disk, or a scratch directory
  * in RAM (vfs.c). */
-static char cwd[PATH_MAX] = "/workdir";
+#define cwd (current->proc->cwd) /* the process's working directory */
 static uint32_t umask_bits = 022;
 
 void fs_init(void)
 {
 	vfs_init();
-	fd_limit_init(boot.open_files);
-	fd_init_console();
 }
 
 /* --- arguments from the program ---------------------------------------- */
@@ -790,7 +791,18 @@ long sys_fstatfs(long fd, struct kstatfs *s)
 	return f ? fill_statfs(f->m, s) : -EBADF;
 }
 
-/* A private file mapping is a copy: memory of the arena filled from the file. */
+struct file_pages { struct file *f; uint64_t first; };
+
+static void *file_page(void *ctx, uint64_t i)
+{
+	struct file_pages *fp = ctx;
+	return fp->f->m->ops->page(fp->f->m->fs, fp->f->ino, fp->first + i);
+}
+
+/* A private file mapping is a copy: memory of the arena filled from the
+ * file.  A shared one maps the file's own pages where the file system has
+ * them to lend (a RAM file system: /tmp, /dev/shm); elsewhere only a
+ * read-only one is taken, as a copy. */
 long sys_mmap_file(uintptr_t addr, size_t len, long prot, long flags, long fd, long off)
 {
 	struct file *f = fd_get(fd);
@@ -798,10 +810,16 @@ long sys_mmap_file(uintptr_t addr, size_t len, long prot, long flags, long fd, l
 		return -EBADF;
 	if (f->kind != FILE_FS || f->is_dir)
 		return -ENODEV;
-	if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) /* changes could not reach the file */
-		return -ENODEV;
 	if (off < 0 || (off & (PAGE_SIZE - 1)))
 		return -EINVAL;
+	if ((flags & MAP_SHARED) && f->m->ops->page && !(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) {
+		if ((prot & PROT_WRITE) && (f->flags & O_ACCMODE) != O_RDWR)
+			return -EACCES;
+		struct file_pages fp = { f, (uint64_t)off / PAGE_SIZE };
+		return mm_map_shared(len, file_page, &fp);
+	}
+	if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) /* changes could not reach the file */
+		return -ENODEV;
 	long a = mem_mmap(addr, len, prot, (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS);
 	if (a < 0)
 		return a;

@@ -76,12 +76,6 @@ long sys_getrusage(long who, void *u)
 	return 0;
 }
 
-/* getpgid, getsid: the program is alone in its group and session. */
-long sys_getpgid(long pid)
-{
-	return pid == 0 || pid == PID ? PID : -ESRCH;
-}
-
 long sys_getgroups(long size, void *list)
 {
 	(void)list;

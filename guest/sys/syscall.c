@@ -11,7 +11,9 @@
 #include "fs/file.h"
 #include "sys/sys_fs.h"
 #include "sys/sys_info.h"
+#include "proc/exec.h"
 #include "proc/itimer.h"
+#include "proc/process.h"
 #include "ipc/epoll.h"
 #include "ipc/eventfd.h"
 #include "ipc/pipe.h"
@@ -217,7 +219,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & AT_SYMLINK_NOFOLLOW));
 	case SYS_fchown: return sys_fchown(a1, a2, a3);
 	case SYS_kill: return sys_kill(a1, a2);
-	case SYS_tkill: return sys_tgkill(1, a1, a2);
+	case SYS_tkill: return sys_tkill(a1, a2);
 	case SYS_tgkill: return sys_tgkill(a1, a2, a3);
 	case SYS_socket: return -EAFNOSUPPORT; /* there is no network in the guest */
 	case SYS_socketpair: return sys_socketpair(a1, a2, a3, (int *)a4);
@@ -273,16 +275,25 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_set_tid_address: return sys_set_tid_address((uint32_t *)a1);
 	case SYS_set_robust_list: return sys_set_robust_list(a1, a2);
 	case SYS_get_robust_list: return sys_get_robust_list(a1, (uint64_t *)a2, (uint64_t *)a3);
-	case SYS_getpid: return 1;
+	case SYS_getpid: return current->proc->pid;
 	case SYS_gettid: return current->tid;
 	case SYS_clone: return sys_clone(a1, a2, (uint32_t *)a3, (uint32_t *)a4, a5);
 	case SYS_futex: return sys_futex((uint32_t *)a1, a2, a3, (const void *)a4, (uint32_t *)a5, a6);
 	case SYS_getrlimit: return sys_prlimit(0, a1, 0, (uint64_t *)a2);
 	case SYS_setrlimit: return sys_prlimit(0, a1, (const uint64_t *)a2, 0);
 	case SYS_prlimit64: return sys_prlimit(a1, a2, (const uint64_t *)a3, (uint64_t *)a4);
-	case SYS_getppid: return 0;
+	case SYS_getppid: return sys_getppid();
 	case SYS_getpgrp: return sys_getpgid(0);
-	case SYS_getpgid: case SYS_getsid: return sys_getpgid(a1);
+	case SYS_getpgid: return sys_getpgid(a1);
+	case SYS_getsid: return sys_getsid(a1);
+	case SYS_setpgid: return sys_setpgid(a1, a2);
+	case SYS_setsid: return sys_setsid();
+	case SYS_fork: return sys_fork();
+	case SYS_execve: return sys_execve((const char *)a1, (char *const *)a2, (char *const *)a3);
+	case SYS_execveat: return sys_execveat(a1, (const char *)a2, (char *const *)a3, (char *const *)a4, a5);
+	case SYS_vfork: return sys_vfork();
+	case SYS_wait4: return sys_wait4(a1, (int *)a2, a3, (void *)a4);
+	case SYS_waitid: return sys_waitid(a1, a2, (void *)a3, a4, (void *)a5);
 	case SYS_getgroups: return sys_getgroups(a1, (void *)a2);
 	case SYS_getresuid: case SYS_getresgid: return sys_getres_ids((void *)a1, (void *)a2, (void *)a3);
 	case SYS_sysinfo: return sys_sysinfo((void *)a1);
@@ -315,7 +326,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_timer_getoverrun: return sys_timer_getoverrun(a1);
 	case SYS_timer_delete: return sys_timer_delete(a1);
 	case SYS_exit: sys_exit(a1);
-	case SYS_exit_group: process_exit(a1);
+	case SYS_exit_group: process_exit((int)(a1 & 0xff) << 8);
 	}
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)
 		REPORT->enosys[nr]++;

@@ -38,6 +38,8 @@
  * one left unmapped as a guard.  A stack is touched sparsely: on kvm_pvm a
  * huge page would cost more to fault in than the pages it touches (guest_mem.h). */
 #define HUSK_STACK_SIZE  (8ul << 20)
+/* A program's image ends below this (1 MiB for its heap's start, then the stack). */
+#define HUSK_IMAGE_LIMIT(ram) ((ram) - HUSK_STACK_SIZE - (1ull << 20))
 
 #define HUSK_MMIO_BASE   0xd0000000ul /* virtio-mmio devices, one 4 KiB window each */
 #define HUSK_MMIO_SIZE   0x1000ul

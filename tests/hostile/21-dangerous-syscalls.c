@@ -30,8 +30,6 @@ int main(void)
 		{ "pivot_root", SYS_pivot_root, { (long)"/tmp", (long)"/tmp" } },
 		{ "unshare", SYS_unshare, { 0x10000000 /* CLONE_NEWUSER */ } },
 		{ "setns", SYS_setns, { 0, 0 } },
-		{ "clone", SYS_clone, { 17 /* SIGCHLD */, 0, 0, 0, 0 } },
-		{ "execve", SYS_execve, { (long)"/usr/bin/lua", 0, 0 } },
 		{ "kill(-1, SIGKILL)", SYS_kill, { -1, 9 } },
 		{ "iopl", SYS_iopl, { 3 } },
 		{ "ioperm", SYS_ioperm, { 0, 0x10000, 1 } },

@@ -39,6 +39,7 @@ size_t guest_abi_values(long long *out, size_t max)
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>

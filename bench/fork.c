@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Process costs, printed as "name value" lines for bench/processes:
+ * fork + _exit + waitpid of a small program; the same with 50 MB of heap
+ * touched (what fork copies); posix_spawn of this program (argv[1], which
+ * exits at once) + waitpid.  Medians of several rounds.
+ * Usage: fork SELF   (SELF: this program's path, as the kernel sees it)
+ *        fork exit   (the spawned child: exits 0) */
+#define _GNU_SOURCE
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static double now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double fork_round(void)
+{
+	double t = now_us();
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	if (p < 0 || waitpid(p, 0, 0) != p) {
+		perror("fork");
+		exit(1);
+	}
+	return now_us() - t;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "exit"))
+		return 0;
+	if (argc < 2) {
+		fprintf(stderr, "usage: fork SELF\n");
+		return 2;
+	}
+	enum { ROUNDS = 101, BIG_ROUNDS = 11 };
+	double v[ROUNDS];
+	for (int i = 0; i < ROUNDS; i++)
+		v[i] = fork_round();
+	printf("fork_us %.1f\n", median(v, ROUNDS));
+
+	char *args[] = { argv[1], "exit", 0 };
+	for (int i = 0; i < ROUNDS; i++) {
+		double t = now_us();
+		pid_t p;
+		if (posix_spawn(&p, argv[1], 0, 0, args, environ) || waitpid(p, 0, 0) != p) {
+			perror("posix_spawn");
+			return 1;
+		}
+		v[i] = now_us() - t;
+	}
+	printf("spawn_us %.1f\n", median(v, ROUNDS));
+
+	size_t big = 50u << 20;
+	char *heap = malloc(big);
+	if (!heap)
+		return 1;
+	memset(heap, 1, big); /* touched: fork copies it */
+	for (int i = 0; i < BIG_ROUNDS; i++)
+		v[i] = fork_round();
+	printf("fork50_ms %.2f\n", median(v, BIG_ROUNDS) / 1e3);
+	free(heap);
+	return 0;
+}

@@ -1,0 +1,119 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Processes (fork, vfork, execve, wait4/waitid, SIGCHLD, zombies, orphans,
+# process groups and sessions, kill between processes): the checks of
+# tests/progs/processes.c through both system-call doors, its fork-limit mode
+# under --pids, husk --stats' task counts, and what CPython builds on them
+# (subprocess, os.fork, multiprocessing, os.posix_spawn, timeouts, signals,
+# zombies, a fork loop under --pids).  The program execs itself, so it runs
+# from the workdir: copied into -w DIR, started by its host path, and told
+# its path in the guest with PROCESSES_SELF=/workdir/processes.
+. "$(dirname "$0")/../lib.sh"
+need_kvm
+plan 14
+for door in stock husk; do
+	W=$TMP/w-$door
+	mkdir -p "$W"
+	cp "$PROGS/$door/processes" "$W/processes"
+	out=$("$HUSK" run -t 60 --stats -w "$W" -e PROCESSES_SELF=/workdir/processes "$W/processes" 2> "$TMP/err"); st=$?
+	is "$st:$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "0:45/0/done 45" \
+		"$door libc: fork (copied memory, pids), exit statuses, wait4/waitpid/waitid, signals, SIGCHLD, descriptors across fork and exec, vfork, posix_spawn, execve, an orphan, groups and sessions, kill(pid, 0), fork beside threads"
+	echo "$out" | grep '^not ok' | sed 's/^/# /'
+	echo "$out" | grep '^# fork+wait' # the cost, not asserted
+	made=$(echo "$out" | sed -n 's/^# \([0-9]*\) processes created$/\1/p')
+	created=$(sed -n 's/.*tasks: \([0-9]*\) created, .*/\1/p' "$TMP/err")
+	[ -n "$made" ] && [ -n "$created" ] && [ "$made" -ge 100 ] && [ "$created" -ge $((made + 1)) ]
+	ok $? "$door libc: --stats counts the processes as tasks: ${created:-?} created, at least the ${made:-?} (100 or more) the program made and itself ($(grep -o 'tasks: [^,]*, [^,]*' "$TMP/err"))"
+
+	# --pids 8: the program, its child, and 6 grandchildren waiting on a pipe.
+	out=$("$HUSK" run -t 30 --pids 8 "$PROGS/$door/processes" fork-limit 2>&1); st=$?
+	is "$st:$(echo "$out" | tr '\n' '|')" "0:fork-limit: 6 children, then EAGAIN; 6 reaped|fork-limit: the parent goes on; its child exit 0|" \
+		"$door libc: a child forks until fork fails under --pids 8: 6 grandchildren, then EAGAIN; they exit, are reaped, the parent goes on"
+done
+
+# pycheck EXPECTED DESCRIPTION SCRIPT [HUSK-OPTIONS...]: the python image runs
+# SCRIPT; its status and stdout are checked, its stderr's end shown on a
+# failure.  (multiprocessing's locks are POSIX semaphores: musl's sem_open
+# makes them in /dev/shm, so the Pool needs a writable /dev/shm as well.)
+pycheck() {
+	want=$1 what=$2 script=$3
+	shift 3
+	out=$("$HUSK" run -t 60 "$@" python -c "$script" 2> "$TMP/err"); st=$?
+	is "$st:$out" "0:$want" "Python: $what"
+	[ "$st:$out" = "0:$want" ] || tail -n 12 "$TMP/err" | sed 's/^/#   stderr: /'
+}
+
+pycheck "0 b'42\\n'" 'subprocess.run([sys.executable, "-c", "print(6*7)"], capture_output=True): stdout 42' '
+import subprocess, sys
+r = subprocess.run([sys.executable, "-c", "print(6*7)"], capture_output=True)
+print(r.returncode, r.stdout)'
+
+pycheck "True True 7" "os.fork, os._exit(7) in the child, os.waitpid: WIFEXITED, status 7" '
+import os
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+got, st = os.waitpid(pid, 0)
+print(got == pid, os.WIFEXITED(st), os.WEXITSTATUS(st))'
+
+pycheck "[1, 2]" "multiprocessing (the fork start method): Pool(2).map(abs, [-1, -2])" '
+import multiprocessing
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print(pool.map(abs, [-1, -2]))'
+
+pycheck "True 3" "os.posix_spawn(sys.executable, ...) and os.waitpid: status 3" '
+import os, sys
+pid = os.posix_spawn(sys.executable, [sys.executable, "-c", "raise SystemExit(3)"], os.environ)
+got, st = os.waitpid(pid, 0)
+print(got == pid, os.waitstatus_to_exitcode(st))'
+
+pycheck "TimeoutExpired True" "subprocess.run(timeout=1) of a child sleeping 60 s: TimeoutExpired, the child killed (well under 10 s)" '
+import subprocess, sys, time
+t0 = time.monotonic()
+try:
+    subprocess.run([sys.executable, "-c", "import time; time.sleep(60)"], timeout=1)
+    print("no timeout")
+except subprocess.TimeoutExpired:
+    print("TimeoutExpired", time.monotonic() - t0 < 10)'
+
+pycheck "b'up\\n' -15" "os.kill(child, SIGTERM) of a sleeping subprocess: returncode -15" '
+import os, signal, subprocess, sys
+p = subprocess.Popen([sys.executable, "-c", "import time; print(\"up\", flush=True); time.sleep(60)"], stdout=subprocess.PIPE)
+up = p.stdout.readline()
+os.kill(p.pid, signal.SIGTERM)
+print(up, p.wait(timeout=20))'
+
+pycheck "True 3 ChildProcessError" "a zombie (exited, still there for kill(pid, 0)) is reaped by os.wait: status 3; then ChildProcessError" '
+import os, time
+pid = os.fork()
+if pid == 0:
+    os._exit(3)
+time.sleep(0.3)
+os.kill(pid, 0)
+got, st = os.wait()
+try:
+    os.wait()
+    again = "another child"
+except ChildProcessError:
+    again = "ChildProcessError"
+print(got == pid, os.waitstatus_to_exitcode(st), again)'
+
+pycheck "fork loop: 7 children, then BlockingIOError; 7 exited 0" "a fork loop under --pids 8: 7 children beside the first, then BlockingIOError (EAGAIN); they exit 0, the run ends 0" '
+import os
+r, w = os.pipe()
+pids = []
+try:
+    while len(pids) < 100:
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            os.read(r, 1)
+            os._exit(0)
+        pids.append(pid)
+    err = "no error"
+except OSError as e:
+    err = type(e).__name__
+os.close(w)
+codes = [os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in pids]
+print("fork loop: %d children, then %s; %d exited 0" % (len(pids), err, codes.count(0)))' --pids 8
+done_testing
