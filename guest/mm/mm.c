@@ -47,6 +47,37 @@ enum region_kind {
 struct mm *mm_current;
 static int flush_pending;
 
+/* Page-table pages are reused only as page tables.  kvm_pvm write-protects
+ * a page that served as one (its shadow stays cached after the process is
+ * gone), so every later write to it traps: ~1.3 us each, a 4 KiB memset
+ * ~650 us, which made a small fork + exit + wait take 720 us instead of 120.  A freed table has the entries
+ * it used cleared and waits here for the next table. */
+#define TABLE_POOL 1024
+static uint64_t table_pool[TABLE_POOL];
+static size_t tables_pooled;
+
+static uint64_t table_alloc(void)
+{
+	return tables_pooled ? table_pool[--tables_pooled] : pmem_alloc(1);
+}
+
+static void table_free(uint64_t pa)
+{
+	uint64_t *e = phys_to_virt(pa);
+	for (int i = 0; i < 512; i++)
+		if (e[i])
+			e[i] = 0;
+	if (tables_pooled < TABLE_POOL && tables_pooled < boot.ram_size / PAGE_SIZE / 32) /* at most 1/32 of RAM */
+		table_pool[tables_pooled++] = pa;
+	else
+		pmem_free(pa, 1);
+}
+
+static uint64_t *pd_entry(const struct mm *m, size_t r)
+{
+	return &m->pd[r / 512][r % 512];
+}
+
 static size_t pg(const struct mm *m, uintptr_t a) { return (a - m->lo) / PAGE_SIZE; }
 
 
@@ -80,15 +111,15 @@ static void flush_if_needed(void)
 
 static uint64_t *table_of(const struct mm *m, size_t r)
 {
-	return phys_to_virt(m->pd[r] & PTE_ADDR);
+	return phys_to_virt(*pd_entry(m, r) & PTE_ADDR);
 }
 
 static void set_pde(struct mm *m, size_t r, uint64_t v)
 {
-	uint64_t old = m->pd[r];
+	uint64_t old = *pd_entry(m, r);
 	if (old == v)
 		return;
-	m->pd[r] = v;
+	*pd_entry(m, r) = v;
 	if (old & PTE_PRESENT)
 		changed(m);
 }
@@ -108,7 +139,7 @@ static int back_as(struct mm *m, size_t r, uintptr_t from, uintptr_t to, int blo
 			m->region[r] = R_BLOCK;
 			return 0;
 		}
-		uint64_t pt = pmem_alloc(1);
+		uint64_t pt = table_alloc();
 		if (!pt)
 			return -ENOMEM;
 		set_pde(m, r, pt | PTE_TABLE);
@@ -147,7 +178,7 @@ static int back_range(struct mm *m, uintptr_t a, size_t len)
 
 static void free_region(struct mm *m, size_t r)
 {
-	uint64_t pde = m->pd[r];
+	uint64_t pde = *pd_entry(m, r);
 	switch (m->region[r]) {
 	case R_NONE:
 		break;
@@ -156,7 +187,7 @@ static void free_region(struct mm *m, size_t r)
 		break;
 	case R_SPLIT:
 		pmem_free(table_of(m, r)[0] & PTE_ADDR, BLOCK_SIZE / PAGE_SIZE);
-		pmem_free(pde & PTE_ADDR, 1);
+		table_free(pde & PTE_ADDR);
 		break;
 	case R_PAGES: {
 		uint64_t *pt = table_of(m, r);
@@ -164,7 +195,7 @@ static void free_region(struct mm *m, size_t r)
 			if (pt[i])
 				pmem_free(pt[i] & PTE_ADDR, 1);
 		if ((pde & PTE_ADDR) >= HUSK_PROGRAM_MIN) /* not one of the VMM's tables */
-			pmem_free(pde & PTE_ADDR, 1);
+			table_free(pde & PTE_ADDR);
 		else
 			memset(pt, 0, PAGE_SIZE);
 		break;
@@ -179,7 +210,7 @@ void *mm_page(struct mm *m, uintptr_t a)
 	size_t r = a / BLOCK_SIZE;
 	if (!m || a < m->image_lo || a >= m->stack_top || m->region[r] == R_NONE)
 		return 0;
-	uint64_t pde = m->pd[r];
+	uint64_t pde = *pd_entry(m, r);
 	if (pde & PDE_HUGE)
 		return phys_to_virt((pde & PTE_ADDR & ~(BLOCK_SIZE - 1)) + (a & (BLOCK_SIZE - 1) & ~(PAGE_SIZE - 1)));
 	uint64_t e = table_of(m, r)[(a >> 12) & 511];
@@ -205,7 +236,7 @@ static uint64_t *pte_of(struct mm *m, uintptr_t a)
 {
 	size_t r = a / BLOCK_SIZE;
 	if (m->region[r] == R_BLOCK) {
-		uint64_t pt = pmem_alloc(1), base = m->pd[r] & PTE_ADDR & ~(BLOCK_SIZE - 1);
+		uint64_t pt = table_alloc(), base = *pd_entry(m, r) & PTE_ADDR & ~(BLOCK_SIZE - 1);
 		if (!pt)
 			return 0;
 		uint64_t *e = phys_to_virt(pt);
@@ -312,12 +343,16 @@ static struct mm *mm_new(uint64_t ram_size)
 	m->refs = 1;
 	m->stack_top = ram_size;
 	m->region = kalloc(ram_size / BLOCK_SIZE);
-	uint64_t root = pmem_alloc(1), pdpt = root ? pmem_alloc(1) : 0, pd = pdpt ? pmem_alloc(NPD) : 0;
-	if (!m->region || !pd) {
+	uint64_t root = table_alloc(), pdpt = root ? table_alloc() : 0, pd[NPD] = { 0 };
+	for (int i = 0; i < NPD && pdpt; i++)
+		if (!(pd[i] = table_alloc()))
+			pdpt = 0;
+	if (!m->region || !pdpt) {
+		for (int i = 0; i < NPD; i++)
+			if (pd[i])
+				table_free(pd[i]);
 		if (root)
-			pmem_free(root, 1);
-		if (pdpt)
-			pmem_free(pdpt, 1);
+			table_free(root);
 		kfree(m->region, ram_size / BLOCK_SIZE);
 		kfree(m, sizeof *m);
 		return 0;
@@ -327,13 +362,14 @@ static struct mm *mm_new(uint64_t ram_size)
 	uint64_t *pml4 = phys_to_virt(root), *dir = phys_to_virt(pdpt);
 	pml4[0] = pdpt | PTE_TABLE;
 	pml4[HUSK_DIRECT_MAP >> 39] = boot_pml4[HUSK_DIRECT_MAP >> 39];
-	for (int i = 0; i < NPD; i++)
-		dir[i] = (pd + (uint64_t)i * PAGE_SIZE) | PTE_TABLE;
+	for (int i = 0; i < NPD; i++) {
+		dir[i] = pd[i] | PTE_TABLE;
+		m->pd[i] = phys_to_virt(pd[i]);
+	}
 	dir[NPD] = boot_pdpt[NPD]; /* 3..4 GiB: the devices */
 	m->root = root;
-	m->pd = phys_to_virt(pd);
 	for (size_t r = 0; r < HUSK_PROGRAM_MIN / BLOCK_SIZE; r++)
-		m->pd[r] = boot_pd[r]; /* the kernel */
+		*pd_entry(m, r) = boot_pd[r]; /* the kernel */
 	m->image_lo = HUSK_PROGRAM_MIN;
 	return m;
 }
@@ -355,7 +391,8 @@ struct mm *mm_boot(uint64_t image_end, uint64_t ram_size, uintptr_t data, size_t
 	m->refs = 1;
 	m->boot = 1;
 	m->root = HUSK_PML4;
-	m->pd = phys_to_virt(HUSK_PD);
+	for (int i = 0; i < NPD; i++)
+		m->pd[i] = phys_to_virt(HUSK_PD + (uint64_t)i * PAGE_SIZE);
 	m->image_lo = HUSK_PROGRAM_MIN;
 	m->lo = m->brk = ALIGN_UP(image_end, PAGE_SIZE);
 	m->hi = stack;
@@ -403,7 +440,7 @@ static int fork_region(struct mm *c, struct mm *p, size_t r)
 	if (p->region[r] != R_PAGES && wanted >= SPARSE_PAGES) {
 		uint64_t pa = pmem_alloc_block(0);
 		if (pa) {
-			c->pd[r] = pa | PTE_TABLE | PDE_HUGE;
+			*pd_entry(c, r) = pa | PTE_TABLE | PDE_HUGE;
 			c->region[r] = R_BLOCK;
 			for (uintptr_t a = from; a < to; a += PAGE_SIZE)
 				if (fork_wants(p, a, 0))
@@ -489,17 +526,25 @@ void mm_put(struct mm *m)
 	for (size_t r = HUSK_PROGRAM_MIN / BLOCK_SIZE; r < m->stack_top / BLOCK_SIZE; r++) {
 		free_region(m, r);
 		if (m->boot)
-			m->pd[r] = 0; /* the VMM mapped every block to itself */
+			*pd_entry(m, r) = 0; /* the VMM mapped every block to itself */
 	}
 	kfree(m->used, m->words * 8);
 	kfree(m->noaccess, m->words * 8);
 	kfree(m->shared, m->words * 8);
 	kfree(m->region, m->stack_top / BLOCK_SIZE);
 	if (!m->boot) {
-		pmem_free(virt_to_phys(m->pd), NPD);
-		uint64_t pdpt = ((uint64_t *)phys_to_virt(m->root))[0] & PTE_ADDR;
-		pmem_free(pdpt, 1);
-		pmem_free(m->root, 1);
+		uint64_t *pml4 = phys_to_virt(m->root), pdpt = pml4[0] & PTE_ADDR;
+		uint64_t *dir = phys_to_virt(pdpt);
+		dir[NPD] = 0; /* the devices' directory is the boot root's */
+		pml4[HUSK_DIRECT_MAP >> 39] = 0; /* the direct map's too */
+		for (int i = 0; i < NPD; i++) {
+			for (size_t r = 0; r < HUSK_PROGRAM_MIN / BLOCK_SIZE; r++)
+				if (i == 0)
+					m->pd[0][r] = 0; /* the kernel's entries */
+			table_free(virt_to_phys(m->pd[i]));
+		}
+		table_free(pdpt);
+		table_free(m->root);
 	}
 	kfree(m, sizeof *m);
 }

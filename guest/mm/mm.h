@@ -7,7 +7,7 @@
 
 struct mm {
 	uint64_t root;           /* physical address of its PML4 */
-	uint64_t *pd;            /* its page directories of [0, 3 GiB), 512 entries each */
+	uint64_t *pd[3];         /* its page directories of [0, 3 GiB), 512 entries each */
 	uint8_t *region;         /* per 2 MiB of [0, stack_top): enum region_kind */
 	uintptr_t image_lo;      /* the program's image: [image_lo, lo) */
 	uintptr_t lo, hi;        /* the arena: [end of the image, the stack) */

@@ -456,6 +456,7 @@ static long exec_image(struct exec *x)
 	fs_base_write(0);
 	current->clear_tid = 0; /* as Linux's exec_mm_release */
 	current->robust_list = current->robust_len = 0;
+	current->unmap_at_exit[1] = 0; /* the old address space's */
 	current->frame = 0; /* a `syscall` instruction's, never returned to */
 	fpu_reset();
 	interrupts_on(); /* the `syscall` instruction turned them off */

@@ -16,6 +16,7 @@
 #include "proc/sched.h"
 #include "proc/signal.h"
 #include "proc/thread.h"
+#include "sys/sys_info.h"
 
 #define WNOHANG    1
 #define WUNTRACED  2
@@ -280,7 +281,7 @@ static int matches(const struct process *c, long idtype, long id)
 
 /* A zombie child that matches (reaped unless WNOWAIT): its pid, 0 when
  * there are matching children but none ended, -ECHILD when none. */
-static long reap(long idtype, long id, long options, int *status, int *pid_out)
+static long reap(long idtype, long id, long options, int *status, int *pid_out, uint64_t *cpu_out)
 {
 	struct process *me = current->proc;
 	int any = 0;
@@ -292,8 +293,9 @@ static long reap(long idtype, long id, long options, int *status, int *pid_out)
 			continue;
 		*status = c->status;
 		*pid_out = c->pid;
+		*cpu_out = c->cpu_ns + c->children_cpu_ns;
 		if (!(options & WNOWAIT)) {
-			me->children_cpu_ns += c->cpu_ns;
+			me->children_cpu_ns += c->cpu_ns + c->children_cpu_ns;
 			process_free(c);
 		}
 		return 1;
@@ -301,10 +303,10 @@ static long reap(long idtype, long id, long options, int *status, int *pid_out)
 	return any ? 0 : -ECHILD;
 }
 
-static long wait_for(long idtype, long id, long options, int *status, int *pid)
+static long wait_for(long idtype, long id, long options, int *status, int *pid, uint64_t *cpu)
 {
 	for (;;) {
-		long r = reap(idtype, id, options, status, pid);
+		long r = reap(idtype, id, options, status, pid, cpu);
 		if (r || (options & WNOHANG))
 			return r;
 		current->in_wait = 1;
@@ -324,13 +326,14 @@ long sys_wait4(long pid, int *ustatus, long options, void *rusage)
 	long idtype = pid == -1 ? P_ALL : pid > 0 ? P_PID : P_PGID;
 	long id = pid == 0 ? current->proc->pgid : pid < -1 ? -pid : pid;
 	int status = 0, got = 0;
-	long r = wait_for(idtype, id, options | WEXITED, &status, &got);
+	uint64_t cpu = 0;
+	long r = wait_for(idtype, id, options | WEXITED, &status, &got, &cpu);
 	if (r <= 0)
 		return r;
 	if (ustatus)
 		*ustatus = status;
 	if (rusage)
-		memset(rusage, 0, 144);
+		rusage_fill(rusage, cpu);
 	return got;
 }
 
@@ -346,7 +349,8 @@ long sys_waitid(long idtype, long id, void *uinfo, long options, void *rusage)
 	if (idtype == P_PGID && id == 0)
 		id = current->proc->pgid;
 	int status = 0, got = 0;
-	long r = (options & WEXITED) ? wait_for(idtype, id, options, &status, &got) : (options & WNOHANG) ? 0 : -ECHILD;
+	uint64_t cpu = 0;
+	long r = (options & WEXITED) ? wait_for(idtype, id, options, &status, &got, &cpu) : (options & WNOHANG) ? 0 : -ECHILD;
 	if (r < 0)
 		return r;
 	if (uinfo) {
@@ -361,7 +365,7 @@ long sys_waitid(long idtype, long id, void *uinfo, long options, void *rusage)
 		}
 	}
 	if (rusage)
-		memset(rusage, 0, 144);
+		rusage_fill(rusage, cpu);
 	return 0;
 }
 

@@ -255,6 +255,18 @@ uint64_t task_cpu_ns(void)
 	return current->cpu_ns + clock_since_boot_ns() - ran_since;
 }
 
+uint64_t process_cpu_ns(const struct process *p)
+{
+	uint64_t ns = p->cpu_ns;
+	struct task *t = current;
+	do {
+		if (t->proc == p && t->state != TASK_DEAD)
+			ns += t == current ? task_cpu_ns() : t->cpu_ns;
+		t = t->next;
+	} while (t != current);
+	return ns;
+}
+
 /* A task has the CPU again (back from switch_to, or new): its signals, the
  * timer for the others, interrupts on. */
 static void on_cpu(void)
@@ -328,6 +340,9 @@ void sched_yield(void)
 _Noreturn void task_exit(int code)
 {
 	struct task *t = current;
+	t->proc->cpu_ns += task_cpu_ns();
+	if (t->unmap_at_exit[1])
+		mem_munmap(t->unmap_at_exit[0], t->unmap_at_exit[1]);
 	live--;
 	signal_task_gone(t);
 	if (!--t->proc->threads) /* the last thread's status is the process's (Linux's synchronize_group_exit) */

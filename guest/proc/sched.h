@@ -55,6 +55,7 @@ struct task {
 	uint64_t fs_base;
 	uint32_t *clear_tid;          /* CLONE_CHILD_CLEARTID / set_tid_address */
 	uint64_t robust_list, robust_len;
+	uint64_t unmap_at_exit[2];    /* its own stack, munmapped by itself: address, length */
 	uint64_t cpu_ns;              /* CPU time, up to its last switch */
 	/* while TASK_BLOCKED */
 	uint64_t wake_at;             /* monotonic ns, 0: no deadline */
@@ -80,6 +81,8 @@ _Noreturn void task_exit(int code);
 struct task *task_by_tid(int tid);
 /* The current thread's CPU time (CLOCK_THREAD_CPUTIME_ID). */
 uint64_t task_cpu_ns(void);
+/* A process's: its ended threads' and its live ones'. */
+uint64_t process_cpu_ns(const struct process *p);
 
 /* Blocks the current task until sched_wake, the deadline (monotonic ns, 0:
  * none) or, when interruptible, a signal it does not block: 0, -ETIMEDOUT or

@@ -80,6 +80,22 @@ _Noreturn void sys_exit(int code)
 	task_exit(code & 0xff);
 }
 
+/* musl's detached threads end with munmap of their own stack and then
+ * SYS_exit, both by the `syscall` instruction (__unmapself): the way back
+ * from the munmap still stages its return below the stack pointer, so that
+ * stack goes when the thread ends. */
+long sys_munmap(uintptr_t addr, size_t len)
+{
+	uint64_t sp = caller_regs().rsp;
+	if (len && addr + len > addr && sp > addr && sp - 256 < addr + len && !current->unmap_at_exit[1]) {
+		long r = addr % PAGE_SIZE ? -EINVAL : 0;
+		if (!r)
+			current->unmap_at_exit[0] = addr, current->unmap_at_exit[1] = len;
+		return r;
+	}
+	return mem_munmap(addr, len);
+}
+
 long sys_set_tid_address(uint32_t *p)
 {
 	current->clear_tid = p;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include "kernel.h"
+#include "proc/process.h"
 #include "proc/sched.h"
 #include "linux_abi.h"
 #include "sys/sys_info.h"
@@ -66,14 +67,20 @@ long sys_getrusage(long who, void *u)
 		return -EINVAL;
 	if (!user_ok(u, sizeof(struct rusage_k)))
 		return -EFAULT;
-	struct rusage_k r = { 0 };
-	if (who != RUSAGE_CHILDREN) { /* there are none */
-		uint64_t cpu = who == RUSAGE_THREAD ? task_cpu_ns() : clock_since_boot_ns();
-		r.utime[0] = (long)(cpu / NSEC_PER_SEC), r.utime[1] = (long)(cpu % NSEC_PER_SEC / 1000);
-		r.maxrss = (long)((mem_total_bytes() - mem_free_bytes()) >> 10);
-	}
-	memcpy(u, &r, sizeof r);
+	uint64_t cpu = who == RUSAGE_THREAD ? task_cpu_ns()
+		       : who == RUSAGE_SELF ? process_cpu_ns(current->proc) : current->proc->children_cpu_ns;
+	rusage_fill(u, cpu);
 	return 0;
+}
+
+/* CPU time as user time; maxrss: the guest's memory in use (one figure for
+ * all: the pages are not counted per process). */
+void rusage_fill(void *u, uint64_t cpu_ns)
+{
+	struct rusage_k r = { 0 };
+	r.utime[0] = (long)(cpu_ns / NSEC_PER_SEC), r.utime[1] = (long)(cpu_ns % NSEC_PER_SEC / 1000);
+	r.maxrss = (long)((mem_total_bytes() - mem_free_bytes()) >> 10);
+	memcpy(u, &r, sizeof r);
 }
 
 long sys_getgroups(long size, void *list)

@@ -267,7 +267,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 		if (!(a4 & MAP_ANONYMOUS))
 			return sys_mmap_file(a1, a2, a3, a4, a5, a6);
 		return mem_mmap(a1, a2, a3, a4);
-	case SYS_munmap: return mem_munmap(a1, a2);
+	case SYS_munmap: return sys_munmap(a1, a2);
 	case SYS_mprotect: return mem_mprotect(a1, a2, a3);
 	case SYS_brk: return mem_brk(a1);
 	case SYS_madvise: return 0;

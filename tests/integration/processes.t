@@ -10,7 +10,7 @@
 # its path in the guest with PROCESSES_SELF=/workdir/processes.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 14
+plan 15
 for door in stock husk; do
 	W=$TMP/w-$door
 	mkdir -p "$W"
@@ -97,6 +97,17 @@ try:
 except ChildProcessError:
     again = "ChildProcessError"
 print(got == pid, os.waitstatus_to_exitcode(st), again)'
+
+pycheck "True True True" "os.wait4's rusage and getrusage(RUSAGE_CHILDREN) count a busy child's CPU time; RUSAGE_SELF the parent's own" '
+import os, resource
+pid = os.fork()
+if pid == 0:
+    sum(range(3000000))
+    os._exit(0)
+ru = os.wait4(pid, 0)[2]
+kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+me = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+print(ru.ru_utime > 0.01, abs(kids - ru.ru_utime) < 0.01, me < kids + 1)'
 
 pycheck "fork loop: 7 children, then BlockingIOError; 7 exited 0" "a fork loop under --pids 8: 7 children beside the first, then BlockingIOError (EAGAIN); they exit 0, the run ends 0" '
 import os

@@ -10,7 +10,7 @@
 # them.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 26
+plan 28
 for door in stock husk; do
 	P=$PROGS/$door/threads
 	out=$("$HUSK" run -t 60 --stats "$P" 2> "$TMP/err"); st=$?
@@ -52,6 +52,10 @@ last thread: SYS_exit(9)" \
 	addr=$(sed -n 's/.*SIGSEGV (page fault).* address \(0x[0-9a-f]*\).*/\1/p' "$TMP/err")
 	[ "$st" = 139 ] && [ -n "$lo" ] && [ -n "$addr" ] && [ $((addr)) -lt $((lo)) ] && [ $((addr)) -ge $((lo - 65536)) ]
 	ok $? "$door libc: a thread's stack overflow dies with SIGSEGV on the guard page below its stack (stack from ${lo:-?}; $st: $(cat "$TMP/err"))"
+
+	out=$("$HUSK" run -t 30 "$P" detached-big 2>&1); st=$?
+	is "$st:$out" "0:detached-big: 50 threads" \
+		"$door libc: 50 detached threads with 4 MiB stacks: each one's munmap of its own stack as it ends (musl's __unmapself) never kills the run"
 
 	out=$("$HUSK" run -t 30 --pids 16 "$P" bomb 2>&1); st=$?
 	is "$st:$out" "0:bomb: 15 threads, then Resource temporarily unavailable" \

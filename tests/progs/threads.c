@@ -15,6 +15,9 @@
  *                      6.x reports it: synchronize_group_exit)
  *   churn              4000 threads one after another (2000 joined, 2000
  *                      detached): what an ended thread held is given back
+ *   detached-big       50 detached threads one after another, each with a
+ *                      4 MiB stack of its own that musl unmaps as it ends
+ *                      (munmap of the stack it runs on, then SYS_exit)
  *   bomb               threads that wait for ever until pthread_create fails:
  *                      "bomb: N threads, then ERROR"
  *   stack-overflow     a thread with a 64 KiB stack recurses without end:
@@ -1206,6 +1209,23 @@ static int mode(const char *how)
 			fails += sem_timedwait(&sem, &dl) != 0;
 		}
 		printf("churn: %s\n", fails ? "FAILED" : "4000 threads");
+		return fails != 0;
+	}
+	if (!strcmp(how, "detached-big")) {
+		sem_init(&sem, 0, 0);
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&a, 4 << 20);
+		int fails = 0;
+		for (int i = 0; i < 50 && !fails; i++) {
+			pthread_t t;
+			fails += pthread_create(&t, &a, detached, 0) != 0;
+			struct timespec dl = after_ms(CLOCK_REALTIME, 2000);
+			fails += !fails && sem_timedwait(&sem, &dl) != 0;
+		}
+		usleep(20000); /* the last one's own end */
+		printf("detached-big: %s\n", fails ? "FAILED" : "50 threads");
 		return fails != 0;
 	}
 	if (!strcmp(how, "bomb")) {
