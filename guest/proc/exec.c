@@ -421,6 +421,7 @@ static void fpu_reset(void)
  * returns only on an error, the old address space current again. */
 static long exec_image(struct exec *x)
 {
+	process_single_thread(); /* before the new address space is made: the others run in the old one */
 	struct mm *old = mm_current, *m = mm_create(boot.ram_size);
 	if (!m)
 		return -ENOMEM;
@@ -467,11 +468,6 @@ long sys_execveat(long dirfd, const char *upath, char *const uargv[], char *cons
 {
 	if (flags & ~(long)(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
 		return -EINVAL;
-	/* Linux ends the process's other threads (de_thread) and runs the new
-	 * program in the caller's: not done yet, so a multi-threaded process
-	 * may not exec (EAGAIN: try again once the others have ended). */
-	if (!process_single_threaded())
-		return -EAGAIN;
 	struct exec *x = kalloc(sizeof *x);
 	if (!x)
 		return -ENOMEM;

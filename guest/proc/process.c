@@ -58,9 +58,29 @@ const char *process_cwd(void)
 	return current->proc->cwd;
 }
 
-int process_single_threaded(void)
+void process_single_thread(void)
 {
-	return current->proc->threads == 1;
+	struct process *p = current->proc;
+	if (p->threads > 1) {
+		p->execing = current;
+		struct task *t = current;
+		do {
+			if (t->proc == p && t != current && t->state != TASK_DEAD) {
+				t->killed = 1;
+				sched_wake(t, -EINTR); /* it ends on its way out */
+			}
+			t = t->next;
+		} while (t != current);
+		while (p->threads > 1)
+			sched_block(0, 0);
+		p->execing = 0;
+	}
+	if (current->tid != p->pid) {
+		struct task *lead = task_by_tid(p->pid);
+		if (lead)
+			lead->tid = 0; /* the ended leader's tid is the caller's now */
+		current->tid = p->pid;
+	}
 }
 
 static struct process *process_new(void)

@@ -28,6 +28,7 @@ struct process {
 	struct process_signals sig;
 	struct timer *timers;       /* itimer.c: made on its first timer call */
 	struct task *vfork_parent;  /* blocked until this one execs or ends */
+	struct task *execing;       /* its thread that execs, waiting for the others to end */
 	uint64_t cpu_ns;            /* of its ended threads */
 	uint64_t children_cpu_ns;   /* of its children it waited for */
 };
@@ -51,7 +52,9 @@ void process_end(struct process *p, int code);
 void process_kill(struct process *p, int sig);
 /* execve's: the new image is in (old was the process's address space). */
 void process_exec_done(struct mm *old);
-int process_single_threaded(void);
+/* execve: the process's other threads end (Linux's de_thread) and the
+ * caller takes the process's pid as its thread id. */
+void process_single_thread(void);
 const char *process_cwd(void);
 
 /* Its last thread is off the CPU: a zombie nobody waits for goes. */

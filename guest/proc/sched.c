@@ -347,6 +347,8 @@ _Noreturn void task_exit(int code)
 	signal_task_gone(t);
 	if (!--t->proc->threads) /* the last thread's status is the process's (Linux's synchronize_group_exit) */
 		process_end(t->proc, code);
+	if (t->proc->threads == 1 && t->proc->execing)
+		sched_wake(t->proc->execing, 0);
 	t->state = TASK_DEAD;
 	schedule();
 	panic("task %d ran after its exit", t->tid);

@@ -48,6 +48,7 @@ struct task {
 	int tid;
 	struct process *proc;         /* whose thread it is */
 	int in_wait;                  /* blocked in wait4/waitid: a child's change wakes it */
+	int killed;                   /* another thread of its process execs: it ends */
 	enum task_state state;
 	struct task *next, *prev;     /* every task, in creation order */
 	uint64_t ksp;                 /* switch_to's saved stack pointer */

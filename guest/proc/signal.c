@@ -69,12 +69,12 @@ static uint64_t due_set(void)
 
 int signal_due(void)
 {
-	return due_set() != 0 || current->proc->exiting; /* an ending process's threads stop waiting */
+	return due_set() != 0 || current->proc->exiting || current->killed; /* an ending thread stops waiting */
 }
 
 void signal_recompute(void)
 {
-	signal_waiting = due_set() || sched_exit_wanted() || current->proc->exiting;
+	signal_waiting = due_set() || sched_exit_wanted() || current->proc->exiting || current->killed;
 }
 #define recompute signal_recompute
 
@@ -425,8 +425,8 @@ static void deliver_due(struct user_regs *r)
 void signal_deliver(struct user_regs *r)
 {
 	sched_exit_work();
-	if (current->proc->exiting)
-		task_exit(0); /* its process ends: exit_group or a fatal signal in another thread */
+	if (current->proc->exiting || current->killed)
+		task_exit(0); /* its process ends (exit_group, a fatal signal), or another thread execs */
 	deliver_due(r);
 	return_prepare(r);
 }

@@ -10,7 +10,7 @@
 # its path in the guest with PROCESSES_SELF=/workdir/processes.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 15
+plan 16
 for door in stock husk; do
 	W=$TMP/w-$door
 	mkdir -p "$W"
@@ -108,6 +108,17 @@ ru = os.wait4(pid, 0)[2]
 kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
 me = resource.getrusage(resource.RUSAGE_SELF).ru_utime
 print(ru.ru_utime > 0.01, abs(kids - ru.ru_utime) < 0.01, me < kids + 1)'
+
+pycheck "thread exec: 1 1 1" "execve from a thread beside two others: they end, the new program runs as the process (pid 1, its thread id the pid, one thread)" '
+import os, threading, time, sys
+def spin():
+    while True: time.sleep(0.01)
+for _ in range(2): threading.Thread(target=spin, daemon=True).start()
+def do_exec():
+    os.execv(sys.executable, [sys.executable, "-c", "import os, threading; print(\"thread exec:\", os.getpid(), threading.get_native_id(), threading.active_count())"])
+threading.Thread(target=do_exec).start()
+time.sleep(5)
+print("not reached")'
 
 pycheck "fork loop: 7 children, then BlockingIOError; 7 exited 0" "a fork loop under --pids 8: 7 children beside the first, then BlockingIOError (EAGAIN); they exit 0, the run ends 0" '
 import os
