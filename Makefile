@@ -103,6 +103,10 @@ $(BUILD)/tests/evil-kernel.elf: $(EVIL_SRC) guest/arch/kernel.ld $(wildcard incl
 test-builds: $(BUILD)/tests/husk-test $(BUILD)/tests/evil-kernel.elf
 
 # --- images (our libc, Lua, CPython and its system disk: images/Makefile) ----
+# The system disk holds BusyBox (images/busybox.sh: /usr/bin/sh and the common
+# tools); images/Makefile builds it before the disk.  build/images/busybox is
+# a part of the disk, not an image (mode 0644: husk lists only executables),
+# so it is not in IMAGE_NAMES.
 images:
 	$(MAKE) -C images BUILD=$(BUILD)
 	$(MAKE) image-info

@@ -13,6 +13,12 @@
 #   bin/python3.11       the interpreter itself, with python3 and python as
 #                        hard links: CPython finds argv[0] on PATH there, so
 #                        sys.executable is /usr/bin/python (tools look for it)
+#   bin/busybox          BusyBox (busybox.sh), with a hard link per applet
+#                        (busybox.applets: sh, ls, grep, ...): the guest's
+#                        /bin is a symlink to usr/bin, so /bin/sh is ash.
+#                        Hard links, not symlinks: exec needs no link to
+#                        follow, and BusyBox picks the applet from argv[0],
+#                        which is the name either way.
 # The staging directory python-sys/ doubles as PYTHONHOME for native runs.
 set -eu
 BUILD=$1
@@ -20,6 +26,7 @@ img=$BUILD/images
 stage=$img/python-sys
 die() { echo "system-disk.sh: $*" >&2; exit 1; }
 [ -f "$img/python-stdlib.zip" ] || die "$img/python-stdlib.zip is missing"
+[ -f "$img/busybox" ] && [ -s "$img/busybox.applets" ] || die "$img/busybox or busybox.applets is missing (images/busybox.sh makes them)"
 [ -d "$img/python-src" ] || die "$img/python-src is missing (images/pyzip.sh makes it)"
 ti=$BUILD/musl-deps/share/terminfo
 [ -f "$ti/x/xterm" ] || die "$ti/x/xterm is missing (images/deps.sh ncurses makes it)"
@@ -30,6 +37,15 @@ mkdir -p "$stage/lib" "$stage/share" "$stage/bin"
 cp "$img/python" "$stage/bin/python3.11"
 ln "$stage/bin/python3.11" "$stage/bin/python3"
 ln "$stage/bin/python3.11" "$stage/bin/python"
+cp "$img/busybox" "$stage/bin/busybox"
+chmod 0755 "$stage/bin/busybox"
+while IFS= read -r a; do
+	case $a in
+	'' | */* | . | ..) die "bad applet name '$a' in $img/busybox.applets" ;;
+	esac
+	[ -e "$stage/bin/$a" ] && die "applet $a would replace $stage/bin/$a"
+	ln "$stage/bin/busybox" "$stage/bin/$a"
+done <"$img/busybox.applets"
 cp "$img/python-stdlib.zip" "$stage/lib/python311.zip"
 cp -a "$img/python-src" "$stage/lib/python3.11"
 cp -a "$ti" "$stage/share/terminfo"

@@ -95,6 +95,35 @@ static int dev_index(const char *path, size_t len)
 	return -1;
 }
 
+/* "/bin": a symlink to usr/bin in the synthetic root (Debian's merged /usr:
+ * /bin/sh is the system disk's /usr/bin/sh).  Followed in a lookup; the
+ * link itself (lstat, readlink) is an inode of a read-only mount of its
+ * own, which offers only stat and readlink: every change is refused as on
+ * any read-only file system (EROFS) before another operation is asked. */
+#define BIN_TARGET "usr/bin"
+#define BIN_INO 2 /* the synthetic directories are 1 */
+
+static int bin_stat(void *fs, uint32_t ino, struct fs_stat *st)
+{
+	(void)fs, (void)ino;
+	st->ino = BIN_INO, st->nlink = 1;
+	st->mode = S_IFLNK | 0777;
+	st->size = sizeof BIN_TARGET - 1;
+	st->mtime = st->atime = st->ctime = (int64_t)(boot.wall_ns / NSEC_PER_SEC);
+	return 0;
+}
+
+static long bin_readlink(void *fs, uint32_t ino, char *buf, size_t len)
+{
+	(void)fs, (void)ino;
+	size_t n = sizeof BIN_TARGET - 1 < len ? sizeof BIN_TARGET - 1 : len;
+	memcpy(buf, BIN_TARGET, n);
+	return (long)n;
+}
+
+static const struct fs_ops bin_link_ops = { .stat = bin_stat, .readlink = bin_readlink, .root = BIN_INO };
+static struct mount bin_link = { .path = "/bin", .len = 4, .ops = &bin_link_ops, .read_only = 1 };
+
 /* Lexical normalization of base + path into out: no ".", "..", "//". */
 static int normalize(const char *base, const char *path, char *out)
 {
@@ -156,6 +185,18 @@ int vfs_lookup(const char *base, const char *path, int flags, struct node *out)
 			last--;
 		out->name = last, out->name_len = cur + len - last;
 		out->m = 0, out->ino = out->dir = 0;
+		if (len >= 4 && !memcmp(cur, "/bin", 4) && (len == 4 || cur[4] == '/')) {
+			if (len == 4 && !(flags & LOOKUP_FOLLOW)) {
+				out->kind = NODE_FS, out->m = &bin_link, out->ino = BIN_INO;
+				return 0;
+			}
+			size_t tl = sizeof "/" BIN_TARGET - 1; /* "/bin..." -> "/usr/bin..." */
+			if (len - 4 + tl + 1 > PATH_MAX)
+				return -ENAMETOOLONG;
+			memmove(cur + tl, cur + 4, len - 4 + 1);
+			memcpy(cur, "/" BIN_TARGET, tl);
+			continue;
+		}
 		struct mount *m = mount_of(cur, len);
 		if (!m) {
 			if (synth_dir(cur, len)) {
@@ -252,13 +293,21 @@ static int synth_readdir(const struct node *n, uint64_t *pos, struct fs_dirent *
 		return 1;
 	}
 	/* candidates: the devices (in /dev), the mounts, then "dev" under "/"
-	 * unless a mount below /dev named it already */
+	 * unless a mount below /dev named it already, then the link "bin" under
+	 * "/" */
 	uint64_t first = in_dev ? DEV_COUNT : 0;
-	for (; *pos < first + (uint64_t)nmounts + 1; (*pos)++) {
+	for (; *pos < first + (uint64_t)nmounts + 2; (*pos)++) {
 		uint64_t i = *pos - first;
 		const char *name;
 		size_t nl;
-		if (i == (uint64_t)nmounts) {
+		if (i == (uint64_t)nmounts + 1) {
+			if (plen)
+				continue;
+			(*pos)++;
+			out->ino = BIN_INO, out->type = DT_LNK, out->name_len = 3;
+			memcpy(out->name, "bin", 4);
+			return 1;
+		} else if (i == (uint64_t)nmounts) {
 			int dev_mount = 0;
 			for (int j = 0; j < nmounts; j++)
 				dev_mount |= mounts[j].len > 5 && !memcmp(mounts[j].path, "/dev/", 5);

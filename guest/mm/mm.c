@@ -617,6 +617,7 @@ long mm_map_shared(size_t len, void *(*page)(void *ctx, uint64_t i), void *ctx)
 			return -ENOMEM;
 		}
 	}
+	flush_if_needed(); /* the first program's region left its own block's mapping */
 	return (long)a;
 }
 

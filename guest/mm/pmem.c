@@ -97,7 +97,8 @@ void pmem_free(uint64_t pa, size_t n)
 	size_t first = pa / PAGE_SIZE;
 	for (size_t i = first; i < first + n; i++) {
 		if (i < HUSK_PROGRAM_MIN / PAGE_SIZE || i >= npages || !bit_get(used, i))
-			panic("freeing page %lx, which is not in use", (unsigned long)(i * PAGE_SIZE));
+			panic("freeing page %lx, which is not in use (from %p)", (unsigned long)(i * PAGE_SIZE),
+			      __builtin_return_address(0));
 		if (extra_refs && extra_refs[i]) {
 			extra_refs[i]--; /* another user still has it */
 			continue;

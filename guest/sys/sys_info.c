@@ -43,8 +43,10 @@ long sys_sysinfo(void *u)
 	uint64_t up = clock_since_boot_ns();
 	struct sysinfo_k si = {
 		.uptime = (long)((up + NSEC_PER_SEC - 1) / NSEC_PER_SEC),
-		.totalram = mem_total_bytes(), .freeram = mem_free_bytes(), .procs = 1, .mem_unit = 1,
+		.totalram = mem_total_bytes(), .freeram = mem_free_bytes(), .mem_unit = 1,
 	};
+	for (struct process *p = processes; p; p = p->next)
+		si.procs += !p->zombie;
 	memcpy(u, &si, sizeof si);
 	return 0;
 }

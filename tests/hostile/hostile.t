@@ -165,7 +165,7 @@ is "$(grep '^passwd:\|^hostname:' "$TMP/15.out" | tr '\n' '|')" "passwd: ['root'
 	"15 /etc/passwd and /etc/hostname are the guest's own, not the host's"
 hrun 16 python - <"$H/16-proc-sys.py"
 is "$st:$(out 16 | sed -n 1p):$(grep -c ' FileNotFoundError$' "$TMP/16.out")" "0:False False:6" "16 /proc and /sys are absent"
-is "$(out 16 | tail -1)" "['dev', 'etc', 'tmp', 'usr', 'workdir'] ['null', 'shm', 'urandom', 'zero']" "16 / and /dev hold only the documented entries (/dev/shm: a tmpfs for POSIX semaphores and shared memory)"
+is "$(out 16 | tail -1)" "['bin', 'dev', 'etc', 'tmp', 'usr', 'workdir'] ['null', 'shm', 'urandom', 'zero']" "16 / and /dev hold only the documented entries (/bin: a symlink to usr/bin; /dev/shm: a tmpfs for POSIX semaphores and shared memory)"
 AWS_SECRET_ACCESS_KEY=$SECRET hrun 17 python - <"$H/17-env-probe.py"
 is "$st:$(out 17 | tr '\n' '|')" "0:['HOME', 'LANG', 'PATH', 'PYTHONHOME']|secret: None|" \
 	"17 environment: only PATH, HOME, LANG, PYTHONHOME; the host's AWS_SECRET_ACCESS_KEY is invisible"
