@@ -314,7 +314,7 @@ user_rsp:
 	.space 16
 	.space 16384
 boot_stack_top:
-	.space 32768
+	.space 65536			/* KSTACK_SIZE (sched.c) */
 	.globl syscall_stack_top
 syscall_stack_top:			/* the first task's kernel stack */
 	.section .note.GNU-stack, "", @progbits

@@ -15,7 +15,12 @@
 #include "proc/sched.h"
 #include "proc/signal.h"
 
-#define KSTACK_SIZE   (32u << 10) /* a path lookup takes ~30 KiB (vfs.c) */
+/* A path lookup takes ~30 KiB (vfs.c), execve's on top of it more: a
+ * deeper one ran over 32 KiB into the page below (a page table, seen as
+ * "freeing page ... which is not in use").  The lowest word holds a canary,
+ * checked at every switch. */
+#define KSTACK_SIZE   (64u << 10)
+#define KSTACK_CANARY 0x6b737461636b2121ull
 #define SLICE_NS      10000000ull /* ~0.5 % of the CPU to ticks at 40-60 us each */
 #define NOTE_RETRY_NS 1000000ull  /* the tick came in the kernel: look again in 1 ms */
 
@@ -82,6 +87,7 @@ struct task *task_create(const struct user_regs *regs, uint64_t fs_base, struct 
 		REPORT->denied_enomem++;
 		return 0;
 	}
+	*(uint64_t *)stack = KSTACK_CANARY;
 	t->tid = next_tid++;
 	t->proc = proc;
 	proc->threads++;
@@ -286,6 +292,8 @@ static void schedule(void)
 	need_resched = 0;
 	slice_end = clock_mono_ns() + SLICE_NS;
 	ran_since = clock_since_boot_ns(); /* time idle is no task's */
+	if (prev->kstack && *(uint64_t *)prev->kstack != KSTACK_CANARY)
+		panic("the kernel stack of task %d ran over its %u KiB", prev->tid, KSTACK_SIZE >> 10);
 	if (next != prev) {
 		fpu_save(prev);
 		prev->fs_base = fs_base_read();
