@@ -442,7 +442,10 @@ static int parent_for_change(long dirfd, const char *upath, struct node *n)
 long sys_mkdirat(long dirfd, const char *upath, long mode)
 {
 	struct node *n = node_buf();
-	int r = parent_for_change(dirfd, upath, n);
+	int r = lookup_at(dirfd, upath, 0, n);
+	if (!r && (n->kind != NODE_FS || n->ino))
+		return -EEXIST; /* before EROFS, as Linux: `mkdir -p /tmp/x` starts with mkdir("/") */
+	r = parent_for_change(dirfd, upath, n);
 	if (r)
 		return r;
 	if (n->ino)

@@ -8,7 +8,7 @@
 # forever; a missing command is 127 and "not found".
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 29
+plan 30
 IMG=$ROOT/build/images
 
 # The disk: /usr/bin/busybox and one name per applet; /bin is a symlink.
@@ -135,4 +135,7 @@ is "$got" "FileNotFoundError 2
 127 /bin/sh: ./bash.sh: not found" "a #!/bin/bash script: ENOENT (no bash in the image), and 127 from sh"
 got=$("$HUSK" run python -c 'import subprocess; r = subprocess.run("echo x > /usr/x", shell=True, capture_output=True, text=True); print(r.returncode, r.stderr.strip())')
 is "$got" "1 /bin/sh: can't create /usr/x: Read-only file system" "redirection into the read-only /usr fails with the shell's message, status 1 (ash's, as on Linux)"
+got=$("$HUSK" run python -c 'import subprocess; r = subprocess.run("mkdir -p /tmp/x/y /workdir/a/b && ls -d /tmp/x/y /workdir/a/b; mkdir /usr/z", shell=True, capture_output=True, text=True); print(r.returncode, r.stdout.split(), r.stderr.strip())')
+is "$got" "1 ['/tmp/x/y', '/workdir/a/b'] mkdir: can't create directory '/usr/z': Read-only file system" \
+	"mkdir -p of absolute paths works (mkdir(\"/\") is EEXIST before EROFS, as Linux); a new directory on /usr is EROFS"
 done_testing
