@@ -100,6 +100,15 @@ static struct process *process_new(void)
 	return c;
 }
 
+/* A process spawn could not start (not on the list yet): what it was given. */
+static void process_discard(struct process *c)
+{
+	mm_put(c->mm);
+	fd_table_free(c->files);
+	kfree(c->cwd, PATH_MAX);
+	kfree(c, sizeof *c);
+}
+
 static void process_free(struct process *c)
 {
 	struct process **pp = &processes;
@@ -120,9 +129,7 @@ static long spawn(int vfork, uint64_t stack, uint32_t *ptid, uint32_t *ctid, uns
 		return -ENOMEM;
 	c->mm = vfork ? parent->mm : mm_fork(parent->mm);
 	if (!c->mm) {
-		fd_table_free(c->files);
-		kfree(c->cwd, PATH_MAX);
-		kfree(c, sizeof *c);
+		process_discard(c);
 		return -ENOMEM;
 	}
 	if (vfork)
@@ -133,10 +140,7 @@ static long spawn(int vfork, uint64_t stack, uint32_t *ptid, uint32_t *ctid, uns
 		r.rsp = stack;
 	struct task *t = task_create(&r, fs_base_read(), c);
 	if (!t) {
-		mm_put(c->mm);
-		fd_table_free(c->files);
-		kfree(c->cwd, PATH_MAX);
-		kfree(c, sizeof *c);
+		process_discard(c);
 		return -EAGAIN;
 	}
 	t->sig.mask = current->sig.mask;

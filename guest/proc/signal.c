@@ -125,10 +125,9 @@ _Noreturn void signal_die(int sig)
 	die(sig, HUSK_SIGNAL_SENT);
 }
 
-/* A frame the kernel cannot build or take back (what: for the reader). */
-static _Noreturn void bad_frame_at(const char *what, uint64_t sp, int sig)
+/* A frame the kernel cannot build or take back: the program dies of SIGSEGV. */
+static _Noreturn void bad_frame(void)
 {
-	(void)what, (void)sp, (void)sig;
 	die(SIGSEGV, HUSK_SIGNAL_BAD_FRAME);
 }
 
@@ -345,7 +344,7 @@ static void return_prepare(struct user_regs *r)
 {
 	uint64_t *land = (uint64_t *)(r->rsp - RED_ZONE - 16);
 	if (!user_ok(land, 16))
-		bad_frame_at("no room below the stack to return to the program", r->rsp, 0);
+		bad_frame(); /* no room below the stack to return to the program */
 	land[0] = r->rflags, land[1] = r->rip;
 	r->rsp = (uintptr_t)land;
 }
@@ -412,7 +411,7 @@ static void deliver_due(struct user_regs *r)
 		if (shared()->actions[sig].handler == (uintptr_t)SIG_DFL)
 			die(sig, info.code == SI_USER && !info.kill.pid ? HUSK_SIGNAL_FROM_HOST : HUSK_SIGNAL_SENT);
 		if (!setup_frame(r, sig, &info, 0))
-			bad_frame_at("a signal frame does not fit", r->rsp, sig);
+			bad_frame(); /* a signal frame does not fit */
 		break; /* one handler at a time: the next at its next system call */
 	}
 	if (self->suspended) { /* rt_sigsuspend woke for a signal that ran no handler */
@@ -441,7 +440,7 @@ void signal_fault(struct user_regs *r, int sig, int code, uint64_t addr, uint64_
 	struct siginfo_k info = { .signo = sig, .code = code, .addr = addr };
 	struct trap_info t = { vector, error, addr }; /* a SIGSEGV handler may look at the error's write bit */
 	if (!setup_frame(r, sig, &info, &t))
-		bad_frame_at("a fault's signal frame does not fit", r->rsp, sig);
+		bad_frame(); /* a fault's signal frame does not fit */
 	recompute();
 }
 
@@ -466,12 +465,12 @@ static long rt_sigreturn(struct user_regs *r)
 {
 	struct rt_sigframe *f = (struct rt_sigframe *)(r->rsp - 8);
 	if (!user_ok(f, sizeof *f))
-		bad_frame_at("rt_sigreturn's frame is not the program's memory", r->rsp, 0);
+		bad_frame(); /* rt_sigreturn's frame is not the program's memory */
 	const struct sigcontext_k *m = &f->uc.mc;
 	if (m->fpstate) {
 		uint8_t *fx = current->fpu; /* unused while the task runs */
 		if (m->fpstate % 16 || !user_ok((void *)m->fpstate, FP_SIZE))
-			bad_frame_at("rt_sigreturn's FPU state is bad", r->rsp, 0);
+			bad_frame(); /* rt_sigreturn's FPU state is bad */
 		memcpy(fx, (void *)m->fpstate, FP_SIZE);
 		uint32_t mxcsr;
 		memcpy(&mxcsr, fx + 24, 4);
