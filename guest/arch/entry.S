@@ -76,9 +76,10 @@ syscall_entry:
  * a signal or a switch is due on the way out does it build a struct
  * user_regs (on the kernel stack: the signal frame goes on the program's
  * stack, where the saved registers are). */
-	.globl fast_entry
+	.globl fast_entry, fast_entry_pushed
 fast_entry:
-	PUSH_CALLEE_SAVED
+	PUSH_CALLEE_SAVED		/* a page fault here is the program's (trap.c) */
+fast_entry_pushed:
 	mov %rsp, %rbx			/* r15 r14 r13 r12 rbx rbp, return address, a6 */
 	mov %rsp, fast_frame(%rip)	/* clone and sigaltstack read the caller's state there */
 	mov kstack_top(%rip), %rsp

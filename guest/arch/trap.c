@@ -17,6 +17,7 @@ struct trap_frame {
 };
 
 extern char trap_stubs[], timer_stub[], host_signal_stub[], __kernel_text_start[], __kernel_text_end[];
+extern char fast_entry_pushed[]; /* the end of fast_entry's pushes (entry.S) */
 static uint64_t idt[2 * (HUSK_HOST_SIGNAL_VECTOR + 1)] __attribute__((aligned(16)));
 volatile int trap_expect;
 volatile unsigned long trap_seen;
@@ -46,6 +47,28 @@ static void set_regs(struct trap_frame *f, const struct user_regs *r)
 static int in_kernel(const struct trap_frame *f)
 {
 	return f->rip >= (uintptr_t)__kernel_text_start && f->rip < (uintptr_t)__kernel_text_end;
+}
+
+/* A page fault in fast_entry's pushes onto the program's stack is the
+ * program's own: its stack grows into a page not yet touched (retried), or
+ * it overflowed, and then the fault is made the program's at its call's
+ * return address, every register as the program left it.  Returns whether
+ * f was such a fault (f rewound) or retried (*retry). */
+static int program_push_fault(struct trap_frame *f, uint64_t addr, int *retry)
+{
+	/* pushes done before each byte of PUSH_CALLEE_SAVED (rbp, rbx: 1 byte; r12-r15: 2) */
+	static const unsigned char done[] = { 0, 1, 2, 2, 3, 3, 4, 4, 5, 5 };
+	uintptr_t off = f->rip - (uintptr_t)fast_entry;
+	*retry = 0;
+	if (f->vector != 14 || f->rip < (uintptr_t)fast_entry || f->rip >= (uintptr_t)fast_entry_pushed ||
+	    off >= sizeof done)
+		return 0;
+	if (mm_fault(addr))
+		return *retry = 1;
+	uint64_t at_call = f->rsp + 8 * done[off]; /* the return address the call pushed */
+	f->rip = *(const uint64_t *)at_call;
+	f->rsp = at_call + 8;
+	return 1;
 }
 
 /* The timer, or the VMM with host signals.  In the program: its task may
@@ -85,7 +108,26 @@ void trap_init(void)
 	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
-void trap_handler(struct trap_frame *f)
+/* A fault of the program's: its handler runs if it has one, else it ends
+ * (pid 1: the run, with the fault in the report). */
+static void program_fault(struct trap_frame *f, uint64_t vector, uint64_t error, uint64_t addr)
+{
+	int sig = signal_of[vector].sig;
+	if (signal_catches(sig)) {
+		struct user_regs r = regs_of(f);
+		signal_fault(&r, sig, signal_of[vector].code, addr, vector, error);
+		set_regs(f, &r);
+		return;
+	}
+	if (current->proc->pid != 1)
+		signal_die(sig); /* a process the program started: it ends, the run goes on */
+	volatile struct husk_fault *r = &REPORT->fault;
+	r->vector = vector, r->error = error, r->rip = f->rip, r->addr = addr, r->signal = sig;
+	for (;;)
+		outl(HUSK_PORT_FAULT, 0);
+}
+
+static void trap(struct trap_frame *f)
 {
 	if (f->vector == HUSK_TIMER_VECTOR || f->vector == HUSK_HOST_SIGNAL_VECTOR) {
 		interrupt(f);
@@ -98,24 +140,29 @@ void trap_handler(struct trap_frame *f)
 		return;
 	}
 	uint64_t addr = f->vector == 14 ? read_cr2() : 0;
+	int retry;
+	if (program_push_fault(f, addr, &retry) && retry)
+		return;
 	int kernel = in_kernel(f);
 	if (f->vector == 14 && !kernel && mm_fault(addr))
 		return; /* a stack page touched for the first time */
-	int sig = f->vector < 32 ? signal_of[f->vector].sig : 0;
-	if (kernel || !sig)
+	if (kernel || f->vector >= 32 || !signal_of[f->vector].sig)
 		panic("exception %lu (error %lx) at rip %lx, address %lx, in the %s",
 		      (unsigned long)f->vector, (unsigned long)f->error, (unsigned long)f->rip,
 		      (unsigned long)addr, kernel ? "kernel" : "program");
-	if (signal_catches(sig)) {
-		struct user_regs r = regs_of(f);
-		signal_fault(&r, sig, signal_of[f->vector].code, addr, f->vector, f->error);
-		set_regs(f, &r);
-		return;
+	program_fault(f, f->vector, f->error, addr);
+}
+
+/* The way back to the program stages rflags and rip below its red zone
+ * (trap_common, on kvm_pvm): that stack page must be there.  A stack with
+ * no room left is the program's page fault, as its own push would be. */
+void trap_handler(struct trap_frame *f)
+{
+	trap(f);
+	uint64_t stage = f->rsp - 128 - 16;
+	if (!in_kernel(f) && !user_ok((void *)stage, 16)) {
+		program_fault(f, 14, 2, stage);
+		if (!user_ok((void *)(f->rsp - 128 - 16), 16))
+			signal_die(SIGSEGV); /* the handler's stack has no room either */
 	}
-	if (current->proc->pid != 1)
-		signal_die(sig); /* a process the program started: it ends, the run goes on */
-	volatile struct husk_fault *r = &REPORT->fault;
-	r->vector = f->vector, r->error = f->error, r->rip = f->rip, r->addr = addr, r->signal = sig;
-	for (;;)
-		outl(HUSK_PORT_FAULT, 0);
 }

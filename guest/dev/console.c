@@ -149,7 +149,7 @@ long console_read(int fd, void *buf, size_t len, int nonblock)
 		if (nonblock)
 			return -EAGAIN;
 		if (stream_wait(0) == -EINTR)
-			return -EINTR;
+			return -ERESTARTSYS;
 	}
 	if (r < 0)
 		return r;

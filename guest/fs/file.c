@@ -118,6 +118,15 @@ struct file *file_new(int kind)
 	return f;
 }
 
+int file_set_path(struct file *f, const char *path)
+{
+	size_t n = strlen(path) + 1; /* its size, as file_put frees it */
+	if (!(f->path = kalloc(n)))
+		return -ENOMEM;
+	memcpy(f->path, path, n);
+	return 0;
+}
+
 void file_put(struct file *f)
 {
 	if (--f->refs)
@@ -127,7 +136,7 @@ void file_put(struct file *f)
 	if (f->kind == FILE_STREAM && f->ops)
 		f->ops->release(f);
 	if (f->path)
-		kfree(f->path, PATH_MAX);
+		kfree(f->path, strlen(f->path) + 1);
 	kfree(f, sizeof *f);
 }
 

@@ -20,7 +20,7 @@ struct file {
 	int is_dir;
 	int dev;             /* FILE_DEV: DEV_*; FILE_CONSOLE: the console's fd */
 	uint64_t pos;        /* offset, or the directory cookie */
-	char *path;          /* absolute path (kalloc'd, PATH_MAX) */
+	char *path;          /* absolute path it was opened by (file_set_path), or NULL */
 	const struct stream_ops *ops; /* FILE_STREAM (ipc/stream.h) */
 	void *priv;
 };
@@ -41,6 +41,7 @@ int fd_close(long fd);
 int fd_cloexec(long fd, int set); /* set < 0: query */
 struct file *file_new(int kind);
 void file_track(struct file *f); /* once m and ino are set */
+int file_set_path(struct file *f, const char *path); /* 0 or -ENOMEM */
 void file_put(struct file *f);
 
 /* A process's fds (the current one's: fd_get and the rest). */

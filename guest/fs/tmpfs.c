@@ -442,7 +442,7 @@ static int t_readdir(void *fs, uint32_t dir, uint64_t *pos, struct fs_dirent *ou
 	struct tnode *x = get(fs, e->ino);
 	uint32_t type = x->mode & S_IFMT;
 	out->ino = e->ino, out->name_len = e->len;
-	out->type = type == S_IFDIR ? DT_DIR : type == S_IFLNK ? DT_LNK : DT_REG;
+	out->type = (uint8_t)(type >> 12); /* DT_* is the mode's type */
 	memcpy(out->name, e->name, e->len);
 	out->name[e->len] = 0;
 	(*pos)++;

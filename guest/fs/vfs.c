@@ -9,7 +9,7 @@
 
 #define MAX_LINKS 40
 
-static struct mount mounts[MAX_DISKS + 4]; /* the disks, /tmp, /dev/shm, /etc, a scratch /workdir */
+static struct mount mounts[MAX_DISKS + 5]; /* the disks, /tmp, /dev/shm, /etc, a scratch /workdir, /proc */
 static int nmounts;
 static const char *const dev_names[DEV_COUNT] = { "null", "zero", "urandom" };
 
@@ -38,6 +38,19 @@ void vfs_init(void)
 		scratch = add_mount("/workdir", &tmpfs_ops, 0, 0);
 		scratch->populate = scratch_populate;
 	}
+	procfs_init(add_mount("/proc", &procfs_ops, 1, 0));
+}
+
+const struct mount *vfs_mount_at(int i)
+{
+	return i >= 0 && i < nmounts ? &mounts[i] : 0;
+}
+
+const struct fs_type *vfs_fs_type(const struct mount *m)
+{
+	static const struct fs_type ext2 = { "ext2", EXT2_SUPER_MAGIC }, tmpfs = { "tmpfs", TMPFS_MAGIC },
+				    proc = { "proc", PROC_SUPER_MAGIC };
+	return m->ops == &tmpfs_ops ? &tmpfs : m->ops == &procfs_ops ? &proc : &ext2;
 }
 
 int vfs_mount_fs(struct mount *m)
@@ -125,7 +138,7 @@ static const struct fs_ops bin_link_ops = { .stat = bin_stat, .readlink = bin_re
 static struct mount bin_link = { .path = "/bin", .len = 4, .ops = &bin_link_ops, .read_only = 1 };
 
 /* Lexical normalization of base + path into out: no ".", "..", "//". */
-static int normalize(const char *base, const char *path, char *out)
+int vfs_normalize(const char *base, const char *path, char *out)
 {
 	char tmp[2 * PATH_MAX];
 	size_t bl = path[0] == '/' ? 0 : strlen(base), pl = strlen(path);
@@ -172,10 +185,10 @@ static int is_symlink(struct mount *m, uint32_t ino, int *err)
 
 /* Walk a normalized absolute path.  A symlink is expanded in place and the
  * walk starts over, so ".." after it is lexical on the expanded path. */
-int vfs_lookup(const char *base, const char *path, int flags, struct node *out)
+static int walk(const char *base, const char *path, int flags, struct node *out)
 {
 	char *cur = out->path;
-	int r = normalize(base, path, cur);
+	int r = vfs_normalize(base, path, cur);
 	for (int links = 0; !r; links++) {
 		if (links > MAX_LINKS)
 			return -ELOOP;
@@ -243,7 +256,7 @@ int vfs_lookup(const char *base, const char *path, int flags, struct node *out)
 					return -ENAMETOOLONG;
 				memcpy(joined, target, n);
 				memcpy(joined + n, e, strlen(e) + 1);
-				r = normalize(dirpath, joined, next);
+				r = vfs_normalize(dirpath, joined, next);
 				if (!r)
 					memcpy(cur, next, strlen(next) + 1);
 				restarted = 1;
@@ -266,6 +279,17 @@ int vfs_lookup(const char *base, const char *path, int flags, struct node *out)
 		return 0;
 	}
 	return r;
+}
+
+int vfs_lookup(const char *base, const char *path, int flags, struct node *out)
+{
+	static int first = 1;
+	if (first) { /* pid 1's /proc/1/exe is looked up once, here: at boot the stack is too small for a
+		      * lookup, and inside another lookup (following /proc/1/exe) a second one's would not fit */
+		first = 0;
+		procfs_find_first_exe();
+	}
+	return walk(base, path, flags, out);
 }
 
 int vfs_stat(const struct node *n, struct fs_stat *st)

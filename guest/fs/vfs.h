@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest's one file namespace: mounts (ext2 disks on /usr, /data/NAME and
- * /workdir; in RAM: /tmp, /etc, and /workdir when there is no workdir disk),
- * synthetic directories (/, /data, /dev) and the device nodes in /dev.  Path
- * lookup follows symlinks (40 at most). */
+ * /workdir; in RAM: /tmp, /etc, and /workdir when there is no workdir disk;
+ * /proc, made at read time), synthetic directories (/, /data, /dev) and the
+ * device nodes in /dev.  Path lookup follows symlinks (40 at most). */
 #ifndef GUEST_VFS_H
 #define GUEST_VFS_H
 #include <limits.h>
@@ -87,14 +87,25 @@ int vfs_stat(const struct node *n, struct fs_stat *st);
 /* Directory listing of any directory node, synthetic ones included. */
 int vfs_readdir(const struct node *n, uint64_t *pos, struct fs_dirent *out);
 void vfs_sync_all(void);
+/* Lexical: base + path without ".", ".." or "//" into out (PATH_MAX bytes). */
+int vfs_normalize(const char *base, const char *path, char *out);
+/* The mounts in order (st_dev i + 1); NULL past the last. */
+const struct mount *vfs_mount_at(int i);
+struct fs_type {
+	const char *name; /* /proc/mounts' */
+	long magic;       /* statfs's f_type */
+};
+const struct fs_type *vfs_fs_type(const struct mount *m);
 /* At the program's end: the disks synced, the scratch /workdir's size
  * reported. */
 void vfs_finish(void);
-extern const struct fs_ops ext2_fs_ops, tmpfs_ops;
+extern const struct fs_ops ext2_fs_ops, tmpfs_ops, procfs_ops;
 struct blockdev;
 int ext2_mount_dev(void **fs, struct blockdev *bd, int read_only); /* fs_ext2.c */
 void *tmpfs_new(void);                                             /* tmpfs.c */
 uint64_t tmpfs_used_bytes(void *fs);
 int etc_populate(struct mount *m);                                 /* initial_files.c */
 int scratch_populate(struct mount *m);
+void procfs_init(struct mount *m);                                 /* procfs.c */
+void procfs_find_first_exe(void); /* before the first lookup: the first program's exe for /proc */
 #endif

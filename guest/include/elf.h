@@ -20,6 +20,8 @@
 #define PT_INTERP   3
 #define PT_PHDR     6
 #define PF_X        1
+#define PF_W        2
+#define PF_R        4
 
 typedef struct {
 	unsigned char e_ident[EI_NIDENT];

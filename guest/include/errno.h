@@ -9,6 +9,7 @@
 #define ESRCH 3
 #define EINTR 4
 #define EIO 5
+#define ENXIO 6
 #define EBADF 9
 #define E2BIG 7
 #define ENOEXEC 8
@@ -39,11 +40,20 @@
 #define ELOOP 40
 #define ENOTSOCK 88
 #define EMSGSIZE 90
+#define EPROTOTYPE 91
 #define ENOPROTOOPT 92
 #define EPROTONOSUPPORT 93
+#define ESOCKTNOSUPPORT 94
 #define EOPNOTSUPP 95
 #define EAFNOSUPPORT 97
+#define EADDRINUSE 98
+#define ENOBUFS 105
 #define EISCONN 106
 #define ENOTCONN 107
 #define ETIMEDOUT 110
+#define ECONNREFUSED 111
+/* The kernel's own, never seen by a program: a blocking call a signal
+ * interrupted, made again after the signal (EINTR when its handler lacks
+ * SA_RESTART). */
+#define ERESTARTSYS 512
 #endif

@@ -41,6 +41,8 @@
 #define F_SETLK         6
 #define F_SETLKW        7
 #define F_DUPFD_CLOEXEC 1030
+#define F_SETPIPE_SZ    1031
+#define F_GETPIPE_SZ    1032
 #define FD_CLOEXEC      1
 #define F_UNLCK         2
 
@@ -196,6 +198,7 @@
 /* <linux/magic.h>: statfs f_type, and <sys/statvfs.h>: f_flags */
 #define EXT2_SUPER_MAGIC 0xEF53
 #define TMPFS_MAGIC      0x01021994
+#define PROC_SUPER_MAGIC 0x9fa0
 #define ST_RDONLY        1
 
 /* <elf.h>: auxiliary vector types */

@@ -80,7 +80,7 @@ static void epoll_release(struct file *f)
 	kfree(ep, sizeof *ep);
 }
 
-static const struct stream_ops epoll_ops = { "anon_inode:[eventpoll]", 0, 0, 0, epoll_poll, epoll_release };
+static const struct stream_ops epoll_ops = { "anon_inode:[eventpoll]", 0, 0, 0, epoll_poll, epoll_release, 0 };
 
 long sys_epoll_create1(long flags)
 {

@@ -24,6 +24,12 @@ struct pipe *pipe_new(uint32_t size)
 	return p;
 }
 
+void pipe_free(struct pipe *p)
+{
+	kfree(p->buf, p->size);
+	kfree(p, sizeof *p);
+}
+
 void pipe_drop(struct pipe *p, int reader)
 {
 	if (reader)
@@ -31,10 +37,8 @@ void pipe_drop(struct pipe *p, int reader)
 	else
 		p->writers--;
 	stream_changed();
-	if (!p->readers && !p->writers) {
-		kfree(p->buf, p->size);
-		kfree(p, sizeof *p);
-	}
+	if (!p->readers && !p->writers)
+		pipe_free(p);
 }
 
 long pipe_read(struct pipe *p, struct file *f, void *buf, size_t len, int peek)
@@ -130,12 +134,50 @@ static void release_write_end(struct file *f)
 	pipe_drop(f->priv, 0);
 }
 
+static struct pipe *ring_of(struct file *f)
+{
+	return f->priv;
+}
+
 static const struct stream_ops read_ops = {
-	"pipe", S_IFIFO, read_end, 0, poll_read_end, release_read_end,
+	"pipe", S_IFIFO, read_end, 0, poll_read_end, release_read_end, ring_of,
 };
 static const struct stream_ops write_ops = {
-	"pipe", S_IFIFO, 0, write_end, poll_write_end, release_write_end,
+	"pipe", S_IFIFO, 0, write_end, poll_write_end, release_write_end, ring_of,
 };
+
+/* A new capacity: a power of two pages, up to Linux's pipe-max-size; not
+ * below the bytes held (EBUSY). */
+static long resize(struct pipe *p, unsigned long want)
+{
+	if (want > PIPE_MAX_SIZE)
+		return -EPERM;
+	uint32_t size = 4096;
+	while (size < want)
+		size <<= 1;
+	if (size == p->size)
+		return size;
+	if (size < p->len)
+		return -EBUSY;
+	char *buf = kalloc(size);
+	if (!buf)
+		return -ENOMEM;
+	size_t first = p->size - p->head < p->len ? p->size - p->head : p->len;
+	memcpy(buf, p->buf + p->head, first);
+	memcpy(buf + first, p->buf, p->len - first);
+	kfree(p->buf, p->size);
+	p->buf = buf, p->size = size, p->head = 0;
+	stream_changed();
+	return size;
+}
+
+long pipe_size_fcntl(struct file *f, int set, unsigned long want)
+{
+	struct pipe *p = f->kind == FILE_STREAM && f->ops && f->ops->pipe ? f->ops->pipe(f) : 0;
+	if (!p)
+		return -EBADF;
+	return set ? resize(p, want) : (long)p->size;
+}
 
 long sys_pipe2(int *fds, long flags)
 {

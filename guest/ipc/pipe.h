@@ -10,6 +10,7 @@
 #define PIPE_SIZE (64u << 10) /* Linux's default pipe capacity */
 #define SOCKET_BUFFER 212992u /* Linux's default socket buffer (net.core.wmem_default) */
 #define PIPE_BUF  4096        /* writes up to this size are atomic */
+#define PIPE_MAX_SIZE (1u << 20) /* Linux's /proc/sys/fs/pipe-max-size */
 
 struct pipe {
 	char *buf;
@@ -20,6 +21,7 @@ struct pipe {
 };
 
 struct pipe *pipe_new(uint32_t size);
+void pipe_free(struct pipe *p);
 /* One end closed (or shut down): the pipe is freed with its last end. */
 void pipe_drop(struct pipe *p, int reader);
 /* f: the file read or written, for O_NONBLOCK.  peek: leave the bytes. */
@@ -29,4 +31,6 @@ long pipe_write(struct pipe *p, struct file *f, const void *buf, size_t len, int
 unsigned pipe_poll_read(const struct pipe *p);
 unsigned pipe_poll_write(const struct pipe *p);
 long sys_pipe2(int *fds, long flags);
+/* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ: -EBADF unless f is a pipe or FIFO. */
+long pipe_size_fcntl(struct file *f, int set, unsigned long want);
 #endif

@@ -47,5 +47,5 @@ int stream_block(struct file *f)
 {
 	if (f->flags & O_NONBLOCK)
 		return -EAGAIN;
-	return stream_wait(0) == -EINTR ? -EINTR : 0;
+	return stream_wait(0) == -EINTR ? -ERESTARTSYS : 0;
 }

@@ -31,7 +31,9 @@ struct stream_ops {
 	 * change without any system call (a timer), else left alone. */
 	unsigned (*poll)(struct file *f, uint64_t *deadline);
 	void (*release)(struct file *f); /* the last close */
+	struct pipe *(*pipe)(struct file *f); /* a pipe's or FIFO's ring (F_SETPIPE_SZ); NULL: none */
 };
+struct pipe;
 
 /* A new fd for a stream file: -EMFILE / -ENOMEM, or the fd.  flags: the
  * open flags it reports (access mode, O_NONBLOCK); O_CLOEXEC taken from it. */
@@ -44,6 +46,6 @@ int stream_wait(uint64_t deadline);
 /* A stream changed: every waiter looks again. */
 void stream_changed(void);
 /* read/write's common start: -EAGAIN for a non-blocking file, else waits
- * (-EINTR when a signal comes). */
+ * (-ERESTARTSYS when a signal comes: EINTR, or the call made again). */
 int stream_block(struct file *f);
 #endif

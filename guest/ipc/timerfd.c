@@ -58,7 +58,7 @@ static long timerfd_read(struct file *f, void *buf, size_t len)
 		if (f->flags & O_NONBLOCK)
 			return -EAGAIN;
 		if (stream_wait(t->armed ? (uint64_t)t->deadline : 0) == -EINTR)
-			return -EINTR;
+			return -ERESTARTSYS;
 	}
 	uint64_t n = t->ticks;
 	t->ticks = 0; /* readiness only goes: no waiter to tell */
@@ -90,7 +90,7 @@ static void timerfd_release(struct file *f)
 }
 
 static const struct stream_ops timerfd_ops = {
-	"anon_inode:[timerfd]", 0, timerfd_read, timerfd_write, timerfd_poll, timerfd_release,
+	"anon_inode:[timerfd]", 0, timerfd_read, timerfd_write, timerfd_poll, timerfd_release, 0,
 };
 
 /* CLOCK_BOOTTIME is CLOCK_MONOTONIC here (the VM is never suspended), and

@@ -60,6 +60,9 @@ int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 		case 'x':
 			put_num(&o, lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned), 16, 0, width, pad);
 			break;
+		case 'o':
+			put_num(&o, lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned), 8, 0, width, pad);
+			break;
 		case 'p':
 			put(&o, '0'), put(&o, 'x');
 			put_num(&o, (uintptr_t)va_arg(ap, void *), 16, 0, width, pad);

@@ -485,6 +485,9 @@ struct mm *mm_fork(struct mm *p)
 			if (bit_get(p->noaccess, i) && set_access(c, p->lo + i * PAGE_SIZE, PAGE_SIZE, 0))
 				goto fail;
 	}
+	if (p->exe)
+		mm_set_exe(c, p->exe, p->exe_dev, p->exe_ino);
+	c->layout = p->layout;
 	return c;
 fail:
 	REPORT->denied_enomem++;
@@ -532,6 +535,8 @@ void mm_put(struct mm *m)
 	kfree(m->noaccess, m->words * 8);
 	kfree(m->shared, m->words * 8);
 	kfree(m->region, m->stack_top / BLOCK_SIZE);
+	if (m->exe)
+		kfree(m->exe, strlen(m->exe) + 1);
 	if (!m->boot) {
 		uint64_t *pml4 = phys_to_virt(m->root), pdpt = pml4[0] & PTE_ADDR;
 		uint64_t *dir = phys_to_virt(pdpt);
@@ -790,4 +795,73 @@ uint64_t mem_total_bytes(void)
 void mem_release_boot_data(uintptr_t a, size_t len)
 {
 	release(mm_current, a, ALIGN_UP(len, PAGE_SIZE));
+}
+
+/* ---- what /proc shows (fs/procfs.c) ----------------------------------------- */
+
+void mm_set_exe(struct mm *m, const char *path, int dev, uint32_t ino)
+{
+	size_t n = strlen(path) + 1;
+	if (m->exe)
+		kfree(m->exe, strlen(m->exe) + 1);
+	m->exe = kalloc(n);
+	if (m->exe)
+		memcpy(m->exe, path, n);
+	m->exe_dev = dev, m->exe_ino = ino;
+}
+
+/* A stack page the program touched: its accessed bit, as fork judges it. */
+static int stack_touched(const struct mm *m, uintptr_t a)
+{
+	size_t r = a / BLOCK_SIZE;
+	if (m->region[r] != R_PAGES)
+		return m->region[r] != R_NONE;
+	return (table_of(m, r)[(a >> 12) & 511] & PTE_ACCESSED) != 0;
+}
+
+void mm_usage(const struct mm *m, struct mm_usage *u)
+{
+	*u = (struct mm_usage){ .image = m->lo - m->image_lo };
+	for (size_t w = 0; w < m->words; w++) {
+		u->arena += (uint64_t)__builtin_popcountll(m->used[w]) * PAGE_SIZE;
+		u->shared += (uint64_t)__builtin_popcountll(m->shared[w]) * PAGE_SIZE;
+	}
+	for (uintptr_t a = m->hi + PAGE_SIZE; a < m->stack_top; a += PAGE_SIZE)
+		u->stack += stack_touched(m, a) ? PAGE_SIZE : 0;
+}
+
+static int page_kind(const struct mm *m, size_t i)
+{
+	if (bit_get(m->noaccess, i))
+		return AREA_NONE;
+	if (bit_get(m->shared, i))
+		return AREA_SHARED;
+	return m->lo + i * PAGE_SIZE < ALIGN_UP(m->brk, PAGE_SIZE) ? AREA_HEAP : AREA_PRIVATE;
+}
+
+int mm_area(const struct mm *m, uintptr_t a, struct mm_area *out)
+{
+	if (a < m->lo) {
+		*out = (struct mm_area){ m->image_lo, m->lo, AREA_IMAGE };
+		return 1;
+	}
+	size_t n = pg(m, m->hi);
+	for (size_t i = a < m->hi ? pg(m, a) : n; i < n; i++) {
+		if (i % 64 == 0 && !m->used[i / 64]) {
+			i += 63; /* a word of free pages */
+			continue;
+		}
+		if (!bit_get(m->used, i))
+			continue;
+		int kind = page_kind(m, i);
+		size_t j = i + 1;
+		while (j < n && bit_get(m->used, j) && page_kind(m, j) == kind)
+			j++;
+		*out = (struct mm_area){ m->lo + i * PAGE_SIZE, m->lo + j * PAGE_SIZE, kind };
+		return 1;
+	}
+	if (a >= m->stack_top)
+		return 0;
+	*out = (struct mm_area){ m->hi + PAGE_SIZE, m->stack_top, AREA_STACK };
+	return 1;
 }

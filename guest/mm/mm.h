@@ -19,6 +19,16 @@ struct mm {
 	size_t noaccess_pages, free_hint, words;
 	int boot;                /* the first program's: its tables are the VMM's */
 	int refs;                /* processes using it (a vfork child borrows it) */
+	/* What /proc shows of the program in it (fs/procfs.c), as Linux's
+	 * mm_struct keeps it: set by execve (the first program's exe by
+	 * procfs.c), copied by fork. */
+	char *exe;               /* the file's absolute path (strlen + 1 bytes), or NULL */
+	int exe_dev;             /* its mount's st_dev */
+	uint32_t exe_ino;
+	struct mm_layout {       /* where stack_build put them (program.c) */
+		uintptr_t arg_start, arg_end, env_start, env_end, start_stack, phdr;
+		uint64_t phnum;
+	} layout;
 };
 
 extern struct mm *mm_current;
@@ -48,4 +58,17 @@ long mm_map_shared(size_t len, void *(*page)(void *ctx, uint64_t i), void *ctx);
 void mm_switch(struct mm *m);
 /* A fault in the program at a: 1 when it was a stack page to back now. */
 int mm_fault(uintptr_t a);
+
+/* For /proc (fs/procfs.c). */
+void mm_set_exe(struct mm *m, const char *path, int dev, uint32_t ino); /* without memory: none */
+/* Bytes backed: the image, the arena's pages handed out (of them shared:
+ * MAP_SHARED), the stack's pages touched. */
+struct mm_usage { uint64_t image, arena, shared, stack; };
+void mm_usage(const struct mm *m, struct mm_usage *u);
+/* A run of like pages: the image, the arena's runs handed out (the brk
+ * heap, other private, shared, PROT_NONE), the stack. */
+enum mm_area_kind { AREA_IMAGE, AREA_HEAP, AREA_PRIVATE, AREA_SHARED, AREA_NONE, AREA_STACK };
+struct mm_area { uintptr_t start, end; int kind; };
+/* The first area that ends above a: 1, or 0 when there is none. */
+int mm_area(const struct mm *m, uintptr_t a, struct mm_area *out);
 #endif

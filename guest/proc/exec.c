@@ -442,6 +442,8 @@ static long exec_image(struct exec *x)
 		return r;
 	}
 	uintptr_t sp = stack_build(m->stack_top, &x->argv, &x->envp, x->execfn, img.entry, img.phdr, img.phnum);
+	mm_set_exe(m, x->node.path[0] ? x->node.path : x->path, x->m->index, x->ino); /* an interpreter's, for a script */
+	process_set_comm(current->proc, x->execfn);
 	kfree((void *)x->argv.s, x->argv_size);
 	kfree((void *)x->envp.s, x->envp_size);
 	kfree(x, sizeof *x);

@@ -39,8 +39,10 @@ void process_init(struct mm *mm)
 	if (!p || !(p->cwd = kalloc(PATH_MAX)) || !(p->files = fd_table_new()))
 		panic("no memory for the first process");
 	p->pid = p->pgid = p->sid = 1;
+	p->umask = 022;
 	p->mm = mm;
 	memcpy(p->cwd, "/workdir", sizeof "/workdir");
+	process_set_comm(p, boot.argc ? boot.argv : "");
 	processes = p;
 	sched_init(p);
 }
@@ -56,6 +58,15 @@ struct process *process_by_pid(int pid)
 const char *process_cwd(void)
 {
 	return current->proc->cwd;
+}
+
+void process_set_comm(struct process *p, const char *path)
+{
+	const char *name = strrchr(path, '/');
+	name = name ? name + 1 : path;
+	size_t n = strnlen(name, sizeof p->comm - 1);
+	memcpy(p->comm, name, n);
+	p->comm[n] = 0;
 }
 
 void process_single_thread(void)
@@ -95,6 +106,10 @@ static struct process *process_new(void)
 	}
 	memcpy(c->cwd, parent->cwd, PATH_MAX);
 	c->pgid = parent->pgid, c->sid = parent->sid;
+	c->start_ns = clock_since_boot_ns();
+	memcpy(c->comm, parent->comm, sizeof c->comm);
+	c->umask = parent->umask;
+	c->creds = parent->creds;
 	c->parent = parent;
 	signal_fork(c);
 	return c;
@@ -337,7 +352,7 @@ static long wait_for(long idtype, long id, long options, int *status, int *pid, 
 		int w = sched_block(0, 1);
 		current->in_wait = 0;
 		if (w == -EINTR)
-			return -EINTR;
+			return -ERESTARTSYS;
 	}
 }
 

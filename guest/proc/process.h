@@ -7,6 +7,7 @@
 #ifndef GUEST_PROCESS_H
 #define GUEST_PROCESS_H
 #include <stdint.h>
+#include "proc/creds.h"
 #include "proc/signal.h"
 
 struct mm;
@@ -25,12 +26,16 @@ struct process {
 	struct mm *mm;
 	struct fdtable *files;
 	char *cwd;                  /* PATH_MAX bytes */
+	uint32_t umask;             /* inherited by fork, kept by exec */
+	struct creds creds;         /* root at boot; inherited, kept by exec */
 	struct process_signals sig;
 	struct timer *timers;       /* itimer.c: made on its first timer call */
 	struct task *vfork_parent;  /* blocked until this one execs or ends */
 	struct task *execing;       /* its thread that execs, waiting for the others to end */
 	uint64_t cpu_ns;            /* of its ended threads */
 	uint64_t children_cpu_ns;   /* of its children it waited for */
+	uint64_t start_ns;          /* when it was made, since boot */
+	char comm[16];              /* its program's name (Linux's comm): /proc shows it */
 };
 
 /* The processes, pid 1 first. */
@@ -56,6 +61,9 @@ void process_exec_done(struct mm *old);
  * caller takes the process's pid as its thread id. */
 void process_single_thread(void);
 const char *process_cwd(void);
+/* comm: the last component of the path a program was started by, cut to
+ * 15 bytes (as Linux's execve sets it). */
+void process_set_comm(struct process *p, const char *path);
 
 /* Its last thread is off the CPU: a zombie nobody waits for goes. */
 void process_release(struct process *p);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "kernel.h"
 #include "linux_abi.h"
+#include "mm/mm.h"
 #include "proc/exec.h"
 #include "proc/sched.h"
 
@@ -70,6 +71,8 @@ uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct st
 	if (!fn)
 		auxv[15][1] = w[1]; /* AT_EXECFN: argv[0] */
 	memcpy(w + 3 + argc + envc, auxv, sizeof auxv);
+	uintptr_t args = strings_end - argv->len, env = args - envp->len; /* for /proc (fs/procfs.c) */
+	mm_current->layout = (struct mm_layout){ args, strings_end, env, args, table, phdr, phnum };
 	return table;
 }
 

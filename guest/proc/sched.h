@@ -66,6 +66,10 @@ struct task {
 	int interruptible;            /* a signal it does not block wakes it */
 	struct user_regs regs;        /* a preempted or new task resumes from these */
 	struct user_regs *frame;      /* during a `syscall`-instruction call: its registers */
+	/* a call interrupted by a signal, to make again once it is handled
+	 * (SA_RESTART) or when no handler runs: its number and arguments,
+	 * and whether it came by the `syscall` instruction */
+	struct { long nr, a[6]; int pending, by_instruction; } restart;
 	struct thread_signals sig;
 };
 

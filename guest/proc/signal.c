@@ -401,19 +401,44 @@ void signal_poll_host(void)
 }
 
 /* What is due, into r: at most one handler's frame. */
+/* The interrupted call made again when the program resumes at r: the
+ * `syscall` instruction once more (its argument registers are kept), or
+ * the fast entry called again from its caller's return address, which is
+ * still in place above the red zone (as is a6). */
+static void restart_call(struct user_regs *r)
+{
+	const long *a = current->restart.a;
+	if (current->restart.by_instruction) {
+		r->rip -= 2, r->rax = (uint64_t)current->restart.nr;
+		return;
+	}
+	r->rsp -= 8, r->rip = (uintptr_t)fast_entry;
+	r->rdi = (uint64_t)current->restart.nr, r->rsi = a[0], r->rdx = a[1], r->rcx = a[2], r->r8 = a[3],
+	r->r9 = a[4];
+}
+
 static void deliver_due(struct user_regs *r)
 {
 	struct thread_signals *self = &current->sig;
+	int restart = current->restart.pending; /* r->rax is -ERESTARTSYS */
+	current->restart.pending = 0;
 	for (int sig; (sig = next_signal());) {
 		struct siginfo_k info = dequeue(sig);
 		if (ignored(sig))
 			continue;
 		if (shared()->actions[sig].handler == (uintptr_t)SIG_DFL)
 			die(sig, info.code == SI_USER && !info.kill.pid ? HUSK_SIGNAL_FROM_HOST : HUSK_SIGNAL_SENT);
+		if (restart && (shared()->actions[sig].flags & SA_RESTART))
+			restart_call(r); /* after the handler */
+		else if (restart)
+			r->rax = (uint64_t)-EINTR;
+		restart = 0;
 		if (!setup_frame(r, sig, &info, 0))
 			bad_frame(); /* a signal frame does not fit */
 		break; /* one handler at a time: the next at its next system call */
 	}
+	if (restart)
+		restart_call(r); /* no handler ran: as if the signal had not come */
 	if (self->suspended) { /* rt_sigsuspend woke for a signal that ran no handler */
 		self->mask = self->suspend_mask;
 		self->suspended = 0;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 #include "fs/file.h"
+#include "ipc/fifo.h"
+#include "ipc/pipe.h"
 #include "ipc/stream.h"
 #include "kernel.h"
 #include "mm/mm.h"
@@ -14,7 +16,7 @@
 /* The program starts in /workdir: the workdir disk, or a scratch directory
  * in RAM (vfs.c). */
 #define cwd (current->proc->cwd) /* the process's working directory */
-static uint32_t umask_bits = 022;
+#define umask_bits (current->proc->umask)
 
 void fs_init(void)
 {
@@ -50,17 +52,20 @@ static int base_dir(long dirfd, const char **base)
 	return 0;
 }
 
+/* Resolves (dirfd, path in the kernel) into *n. */
+static int lookup_path(long dirfd, const char *path, int follow, struct node *n)
+{
+	const char *base = "/";
+	int r = path[0] == '/' ? 0 : base_dir(dirfd, &base);
+	return r ? r : vfs_lookup(base, path, follow ? LOOKUP_FOLLOW : 0, n);
+}
+
 /* Resolves (dirfd, user path) into *n. */
 static int lookup_at(long dirfd, const char *upath, int follow, struct node *n)
 {
 	char path[PATH_MAX];
-	const char *base;
 	int r = copy_path(path, upath);
-	if (!r && path[0] != '/')
-		r = base_dir(dirfd, &base);
-	else
-		base = "/";
-	return r ? r : vfs_lookup(base, path, follow ? LOOKUP_FOLLOW : 0, n);
+	return r ? r : lookup_path(dirfd, path, follow, n);
 }
 
 static struct node *node_buf(void)
@@ -112,6 +117,10 @@ long sys_openat(long dirfd, const char *upath, long flags, long mode)
 		return -ELOOP; /* O_NOFOLLOW on a symlink */
 	if ((flags & O_DIRECTORY) && type != S_IFDIR)
 		return -ENOTDIR;
+	if (type == S_IFSOCK && !(flags & O_PATH))
+		return -ENXIO; /* a socket is reached by connect */
+	if (type == S_IFIFO && n->kind == NODE_FS && !(flags & O_PATH))
+		return fifo_open(n->m, n->ino, (int)flags);
 	if (type == S_IFDIR && wants_write)
 		return -EISDIR;
 	if (wants_write && n->kind != NODE_DEV && (r = writable(n)))
@@ -125,12 +134,9 @@ long sys_openat(long dirfd, const char *upath, long flags, long mode)
 	f->flags = flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_PATH);
 	f->m = n->m, f->ino = n->ino, f->dev = n->dev, f->is_dir = type == S_IFDIR;
 	file_track(f);
-	if (f->is_dir) {
-		if (!(f->path = kalloc(PATH_MAX))) {
-			file_put(f);
-			return -ENOMEM;
-		}
-		memcpy(f->path, n->path, strlen(n->path) + 1);
+	if (file_set_path(f, n->path)) { /* a directory's: *at calls start there; any: /proc/PID/fd */
+		file_put(f);
+		return -ENOMEM;
 	}
 	int fd = fd_install(f, 0, flags & O_CLOEXEC);
 	if (fd < 0)
@@ -324,7 +330,7 @@ static int fill_stat(const struct fs_stat *st, int dev, struct kstat *k)
 	return 0;
 }
 
-static int file_stat(struct file *f, struct fs_stat *st, int *dev)
+int file_stat(struct file *f, struct fs_stat *st, int *dev)
 {
 	memset(st, 0, sizeof *st);
 	*dev = f->m ? f->m->index : 0;
@@ -452,6 +458,34 @@ long sys_mkdirat(long dirfd, const char *upath, long mode)
 		return -EEXIST;
 	uint32_t ino;
 	return n->m->ops->create(n->m->fs, n->dir, n->name, n->name_len, S_IFDIR | (mode & 07777 & ~umask_bits), &ino);
+}
+
+int fs_make_node(long dirfd, const char *path, uint32_t mode, struct node *n)
+{
+	int r = lookup_path(dirfd, path, 0, n);
+	if (!r && (n->kind != NODE_FS || n->ino))
+		return -EEXIST;
+	if (r)
+		return r == -ENOENT && n->kind == NODE_SYNTH ? -EROFS : r;
+	if ((r = writable(n)))
+		return r;
+	return n->m->ops->create(n->m->fs, n->dir, n->name, n->name_len, (mode & S_IFMT) | (mode & 07777 & ~umask_bits),
+				 &n->ino);
+}
+
+/* Regular files, FIFOs and sockets; a device node needs a privilege no
+ * program in the sandbox has (as in a container without CAP_MKNOD). */
+long sys_mknodat(long dirfd, const char *upath, long mode, long dev)
+{
+	(void)dev;
+	char path[PATH_MAX];
+	uint32_t type = (uint32_t)mode & S_IFMT;
+	if (type == S_IFCHR || type == S_IFBLK)
+		return -EPERM;
+	if (type && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK)
+		return -EINVAL;
+	int r = copy_path(path, upath);
+	return r ? r : fs_make_node(dirfd, path, (type ? type : S_IFREG) | ((uint32_t)mode & 07777), node_buf());
 }
 
 long sys_unlinkat(long dirfd, const char *upath, long flags)
@@ -663,7 +697,7 @@ long sys_fchmod(long fd, long mode)
 long sys_umask(long mask)
 {
 	long old = umask_bits;
-	umask_bits = mask & 0777;
+	umask_bits = (uint32_t)mask & 0777;
 	return old;
 }
 
@@ -730,6 +764,7 @@ long sys_fcntl(long fd, long cmd, long arg)
 		return 0;
 	}
 	case F_SETLK: case F_SETLKW: return 0;
+	case F_SETPIPE_SZ: case F_GETPIPE_SZ: return pipe_size_fcntl(f, cmd == F_SETPIPE_SZ, (unsigned long)arg);
 	}
 	return -EINVAL;
 }
@@ -772,7 +807,7 @@ static long fill_statfs(struct mount *m, struct kstatfs *s)
 	memset(s, 0, sizeof *s);
 	s->bsize = s->frsize = 4096, s->namelen = NAME_MAX;
 	if (m) {
-		s->type = m->ops == &tmpfs_ops ? TMPFS_MAGIC : EXT2_SUPER_MAGIC;
+		s->type = vfs_fs_type(m)->magic;
 		s->bfree = s->bavail = m->ops->free_bytes(m->fs) / 4096;
 		s->blocks = s->bfree; /* total is not tracked; free space is what callers use */
 		s->flags = m->read_only ? ST_RDONLY : 0;

@@ -19,10 +19,19 @@ long sys_prw(long fd, void *buf, size_t len, long off, int writing);
 long sys_rwv(long fd, const struct kiovec *iov, long n, int writing);
 long sys_lseek(long fd, long off, long whence);
 long sys_fstat(long fd, struct kstat *k);
+struct file;
+struct fs_stat;
+int file_stat(struct file *f, struct fs_stat *st, int *dev); /* fstat's view of an open file; dev: st_dev */
 long sys_fstatat(long dirfd, const char *upath, struct kstat *k, long flags);
 long sys_faccessat(long dirfd, const char *upath, long amode, long flags);
 long sys_getdents64(long fd, void *buf, size_t len);
 long sys_mkdirat(long dirfd, const char *upath, long mode);
+long sys_mknodat(long dirfd, const char *upath, long mode, long dev);
+struct node;
+/* A new node (regular file, FIFO, socket) at a path in the kernel, the
+ * umask applied: mknodat's work, and bind's for a Unix socket.  *n is where
+ * it was made. */
+int fs_make_node(long dirfd, const char *path, uint32_t mode, struct node *n);
 long sys_unlinkat(long dirfd, const char *upath, long flags);
 long sys_renameat2(long olddirfd, const char *oldp, long newdirfd, const char *newp, long flags);
 long sys_linkat(long olddirfd, const char *oldp, long newdirfd, const char *newp, long flags);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What a program learns of the system and of its one process: sysinfo,
- * times, getrusage, its process group and session, supplementary groups,
- * real/effective/saved ids, CPU affinity, priority.  Linux never fails these
+ * times, getrusage, its process group and session, CPU affinity, priority
+ * (its ids: proc/creds.c).  Linux never fails these
  * for valid arguments, and musl uses some without checking (getloadavg and
  * sysconf's memory sizes read sysinfo's struct whatever it returned; getpgrp
  * and times return the raw result): -ENOSYS here would be garbage there. */
@@ -13,7 +13,6 @@
 #include "linux_abi.h"
 #include "sys/sys_info.h"
 
-#define USER_HZ 100 /* clock_t ticks, as Linux reports them */
 #define PID 1       /* the program: pid, process group and session */
 
 struct sysinfo_k {
@@ -34,6 +33,8 @@ struct rusage_k {
 _Static_assert(sizeof(struct rusage_k) == 144, "Linux's struct rusage on x86-64");
 
 struct tms_k { long utime, stime, cutime, cstime; };
+
+const char uts_names[UTS_FIELDS][65] = { "Linux", "husk", "6.1.0-husk", "#1 husk", "x86_64", "(none)" };
 
 /* Loads are 0: the one vCPU runs only this program, and nothing waits. */
 long sys_sysinfo(void *u)
@@ -83,21 +84,6 @@ void rusage_fill(void *u, uint64_t cpu_ns)
 	r.utime[0] = (long)(cpu_ns / NSEC_PER_SEC), r.utime[1] = (long)(cpu_ns % NSEC_PER_SEC / 1000);
 	r.maxrss = (long)((mem_total_bytes() - mem_free_bytes()) >> 10);
 	memcpy(u, &r, sizeof r);
-}
-
-long sys_getgroups(long size, void *list)
-{
-	(void)list;
-	return size < 0 ? -EINVAL : 0; /* no supplementary groups */
-}
-
-/* getresuid, getresgid: root, as getuid says. */
-long sys_getres_ids(uint32_t *r, uint32_t *e, uint32_t *s)
-{
-	if (!user_ok(r, 4) || !user_ok(e, 4) || !user_ok(s, 4))
-		return -EFAULT;
-	*r = *e = *s = 0;
-	return 0;
 }
 
 /* One vCPU: the mask has CPU 0 only.  Returns the bytes written, as Linux

@@ -11,6 +11,7 @@
 #include "fs/file.h"
 #include "sys/sys_fs.h"
 #include "sys/sys_info.h"
+#include "proc/creds.h"
 #include "proc/exec.h"
 #include "proc/itimer.h"
 #include "proc/process.h"
@@ -31,10 +32,9 @@ struct timespec_k { long sec, nsec; };
 
 static long sys_uname(char *u)
 {
-	static const char f[6][65] = { "Linux", "husk", "6.1.0-husk", "#1 husk", "x86_64", "(none)" };
-	if (!user_ok(u, sizeof f))
+	if (!user_ok(u, sizeof uts_names))
 		return -EFAULT;
-	memcpy(u, f, sizeof f);
+	memcpy(u, uts_names, sizeof uts_names);
 	return 0;
 }
 
@@ -195,6 +195,8 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_getdents64: return sys_getdents64(a1, (void *)a2, a3);
 	case SYS_mkdir: return sys_mkdirat(AT_FDCWD, (const char *)a1, a2);
 	case SYS_mkdirat: return sys_mkdirat(a1, (const char *)a2, a3);
+	case SYS_mknod: return sys_mknodat(AT_FDCWD, (const char *)a1, a2, a3);
+	case SYS_mknodat: return sys_mknodat(a1, (const char *)a2, a3, a4);
 	case SYS_rmdir: return sys_unlinkat(AT_FDCWD, (const char *)a1, AT_REMOVEDIR);
 	case SYS_unlink: return sys_unlinkat(AT_FDCWD, (const char *)a1, 0);
 	case SYS_unlinkat: return sys_unlinkat(a1, (const char *)a2, a3);
@@ -221,7 +223,12 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_kill: return sys_kill(a1, a2);
 	case SYS_tkill: return sys_tkill(a1, a2);
 	case SYS_tgkill: return sys_tgkill(a1, a2, a3);
-	case SYS_socket: return -EAFNOSUPPORT; /* there is no network in the guest */
+	case SYS_socket: return sys_socket(a1, a2, a3);
+	case SYS_bind: return sys_bind(a1, (const void *)a2, a3);
+	case SYS_connect: return sys_connect(a1, (const void *)a2, a3);
+	case SYS_listen: return sys_listen(a1, a2);
+	case SYS_accept: return sys_accept4(a1, (void *)a2, (int *)a3, 0);
+	case SYS_accept4: return sys_accept4(a1, (void *)a2, (int *)a3, a4);
 	case SYS_socketpair: return sys_socketpair(a1, a2, a3, (int *)a4);
 	case SYS_sendto: return sys_sendto(a1, (const void *)a2, a3, a4, (const void *)a5, a6);
 	case SYS_recvfrom: return sys_recvfrom(a1, (void *)a2, a3, a4, (void *)a5, (int *)a6);
@@ -294,15 +301,16 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_vfork: return sys_vfork();
 	case SYS_wait4: return sys_wait4(a1, (int *)a2, a3, (void *)a4);
 	case SYS_waitid: return sys_waitid(a1, a2, (void *)a3, a4, (void *)a5);
-	case SYS_getgroups: return sys_getgroups(a1, (void *)a2);
-	case SYS_getresuid: case SYS_getresgid: return sys_getres_ids((void *)a1, (void *)a2, (void *)a3);
 	case SYS_sysinfo: return sys_sysinfo((void *)a1);
 	case SYS_times: return sys_times((void *)a1);
 	case SYS_getrusage: return sys_getrusage(a1, (void *)a2);
 	case SYS_sched_getaffinity: return sys_sched_getaffinity(a1, a2, (void *)a3);
 	case SYS_sched_yield: sched_yield(); return 0;
 	case SYS_getpriority: return sys_getpriority(a1, a2);
-	case SYS_getuid: case SYS_getgid: case SYS_geteuid: case SYS_getegid: return 0;
+	case SYS_getuid: case SYS_getgid: case SYS_geteuid: case SYS_getegid: case SYS_getresuid: case SYS_getresgid:
+	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid: case SYS_setresuid:
+	case SYS_setresgid: case SYS_getgroups: case SYS_setgroups:
+		return creds_syscall(nr, a1, a2, a3);
 	case SYS_clock_gettime: return sys_clock_gettime(a1, (struct timespec_k *)a2);
 	case SYS_clock_getres: return sys_clock_getres(a1, (struct timespec_k *)a2);
 	case SYS_gettimeofday: return sys_gettimeofday((long *)a1);
@@ -342,6 +350,17 @@ long syscall_dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)
 		REPORT->calls[nr]++;
 	long r = dispatch(nr, a1, a2, a3, a4, a5, a6);
+	while (r == -ERESTARTSYS) { /* interrupted: signal_deliver restarts it or makes it EINTR */
+		if (signal_due()) {
+			current->restart.nr = nr, current->restart.by_instruction = current->frame != 0;
+			long *a = current->restart.a;
+			a[0] = a1, a[1] = a2, a[2] = a3, a[3] = a4, a[4] = a5, a[5] = a6;
+			current->restart.pending = 1;
+			signal_recompute(); /* the way out takes the slow path */
+			break;
+		}
+		r = dispatch(nr, a1, a2, a3, a4, a5, a6); /* the signal went to another thread */
+	}
 	if (r == -ENOSPC)
 		REPORT->denied_enospc++;
 	return r;

@@ -163,9 +163,14 @@ hrun 15 python - <"$H/15-read-host-files.py"
 is "$st:$(grep -c ' FileNotFoundError$' "$TMP/15.out")" "0:9" "15 host files (/etc/shadow, ssh keys, /dev/kvm, ...): FileNotFoundError"
 is "$(grep '^passwd:\|^hostname:' "$TMP/15.out" | tr '\n' '|')" "passwd: ['root', 'nobody']|hostname: husk|" \
 	"15 /etc/passwd and /etc/hostname are the guest's own, not the host's"
-hrun 16 python - <"$H/16-proc-sys.py"
-is "$st:$(out 16 | sed -n 1p):$(grep -c ' FileNotFoundError$' "$TMP/16.out")" "0:False False:6" "16 /proc and /sys are absent"
-is "$(out 16 | tail -1)" "['bin', 'dev', 'etc', 'tmp', 'usr', 'workdir'] ['null', 'shm', 'urandom', 'zero']" "16 / and /dev hold only the documented entries (/bin: a symlink to usr/bin; /dev/shm: a tmpfs for POSIX semaphores and shared memory)"
+AWS_SECRET_ACCESS_KEY=$SECRET hrun 16 python - "$REV_SECRET" "$(uname -r | rev)" "$(echo "$ROOT" | rev)" <"$H/16-proc-sys.py"
+is "$st:$(out 16 | sed -n 1,2p | tr '\n' '|')" "0:True False|['1', 'cpuinfo', 'filesystems', 'loadavg', 'meminfo', 'mounts', 'self', 'stat', 'sys', 'thread-self', 'uptime', 'version']|" \
+	"16 /proc exists, with only the guest's one process and the fixed files; /sys is absent"
+is "$(out 16 | sed -n 3,4p | tr '\n' '|'):$(grep -c ' FileNotFoundError$' "$TMP/16.out")" "maps: True True []|environ: ['HOME', 'LANG', 'PATH', 'PYTHONHOME']|:6" \
+	"16 /proc/self/maps names only the guest's python, [stack] and [heap]; /proc/1/environ only the guest's variables; no mem, kcore, root, sysrq-trigger, /sys"
+is "$(out 16 | sed -n 11,12p | tr '\n' '|')" "changes: ['EROFS']|host strings: 0 in over 20 files and links; control: True|" \
+	"16 /proc is read-only (EROFS for every change); no file or link in it holds the host's secret, kernel release or checkout path"
+is "$(out 16 | tail -1)" "['bin', 'dev', 'etc', 'proc', 'tmp', 'usr', 'workdir'] ['null', 'shm', 'urandom', 'zero']" "16 / and /dev hold only the documented entries (/bin: a symlink to usr/bin; /dev/shm: a tmpfs for POSIX semaphores and shared memory; /proc)"
 AWS_SECRET_ACCESS_KEY=$SECRET hrun 17 python - <"$H/17-env-probe.py"
 is "$st:$(out 17 | tr '\n' '|')" "0:['HOME', 'LANG', 'PATH', 'PYTHONHOME']|secret: None|" \
 	"17 environment: only PATH, HOME, LANG, PYTHONHOME; the host's AWS_SECRET_ACCESS_KEY is invisible"
@@ -176,10 +181,10 @@ is "$st" 1 "18 (control: the scan finds the secret when it is given with -e)"
 
 # --- network and system calls -------------------------------------------------
 hrun 19 python - <"$H/19-network.py"
-is "$st:$(out 19 | tr '\n' ' ')" "0:97 97 97 97 97 " "19 Python sockets and connect: OSError errno 97"
+is "$st:$(out 19 | tr '\n' ' ')" "0:97 97 97 97 2 2 2 111 " "19 Python sockets and connect: OSError errno 97; AF_UNIX connects to the host's well-known sockets: ENOENT, an abstract name ECONNREFUSED"
 for libc in husk stock; do
 	hrun 20 "$BIN/20-socket.$libc" </dev/null
-	is "$st:$(out 20 | tail -1)" "0:0 unexpected" "20 C socket() ($libc libc): -1 EAFNOSUPPORT; socketpair(AF_INET) fails; AF_UNIX pairs and pipes stay inside"
+	is "$st:$(out 20 | tail -1)" "0:0 unexpected" "20 C socket() ($libc libc): -1 EAFNOSUPPORT but AF_UNIX; socketpair(AF_INET) fails; AF_UNIX pairs, a listener and pipes stay inside"
 	rm -f "$TMP/21.audit"
 	hrun 21 --audit "$TMP/21.audit" "$BIN/21-dangerous-syscalls.$libc" </dev/null
 	is "$st:$(out 21 | tail -1)" "0:0 unexpected" "21 dangerous raw syscalls ($libc libc): -1 ENOSYS/EPERM each"
@@ -296,6 +301,13 @@ t0=$(now_ms)
 hrun 44 -t 1 python - <"$H/44-epoll-spin.py"
 [ "$st" = 124 ] && [ "$(out 44)" = spinning ] && [ $(($(now_ms) - t0)) -lt 5000 ]
 ok $? "44 an epoll_wait(0) loop for ever: -t 1 ends it promptly ($st)"
+
+for libc in husk stock; do
+	hrun 45 "$BIN/45-unix-socket-abuse.$libc" </dev/null
+	is "$st:$(out 45 | tail -1)" "0:0 unexpected" \
+		"45 Unix socket abuse ($libc libc): malformed control messages and names refused, descriptor cycles, full and dropped queues, 2000 connections"
+	grep UNEXPECTED "$TMP/45.out" | sed 's/^/# /'
+done
 
 # --- the host after everything -----------------------------------------------------
 is "$(sha256sum <"$TMP/canary"):$(stat -c %Y "$TMP/canary")" "$canary:$canary_mtime" "host: the canary file is unchanged"

@@ -82,5 +82,5 @@ is "$("$HUSK" run python -c 'import socket; print(socket.gethostname(), open("/e
 is "$("$HUSK" run python -c 'import os; print(sorted(os.listdir("/etc")))')" "['group', 'hostname', 'hosts', 'passwd']" "/etc has just these"
 "$HUSK" run python -c 'open("/etc/passwd", "a").write("x")' 2> /dev/null
 is "$?" 1 "/etc is read-only"
-is "$("$HUSK" run python -c 'import os; print(sorted(os.listdir("/")))')" "['bin', 'dev', 'etc', 'tmp', 'usr', 'workdir']" "/ lists the mounts and /bin (a link to usr/bin)"
+is "$("$HUSK" run python -c 'import os; print(sorted(os.listdir("/")))')" "['bin', 'dev', 'etc', 'proc', 'tmp', 'usr', 'workdir']" "/ lists the mounts (/proc among them) and /bin (a link to usr/bin)"
 done_testing

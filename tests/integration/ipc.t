@@ -6,7 +6,7 @@
 # socket.socketpair, select, selectors, asyncio).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 15
+plan 16
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/eventfd_timerfd" 2> "$TMP/err")
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "60/0/done 60" \
@@ -142,4 +142,17 @@ is "$out" "KeyboardInterrupt in input
 st=0" "Ctrl-C interrupts a read of stdin that waits: Python's input() raises KeyboardInterrupt"
 is "$(head -c 3000000 /dev/zero | "$HUSK" run python -c 'import sys; print(len(sys.stdin.buffer.read()))')" "3000000" \
 	"a large stdin arrives whole (256 KiB at a time)"
+is "$("$HUSK" run python -c '
+import fcntl, os
+r, w = os.pipe()
+os.set_blocking(w, False)
+a = fcntl.fcntl(w, fcntl.F_GETPIPE_SZ)
+b = fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 100000)
+n = os.write(w, b"x" * 200000)
+try:
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+except OSError as e:
+    err = e.errno
+print(a, b, n, fcntl.fcntl(r, fcntl.F_GETPIPE_SZ), err == 16)')" "65536 131072 131072 131072 True" \
+	"F_GETPIPE_SZ 64 KiB; F_SETPIPE_SZ 100000 gives 128 KiB, that much goes in; not below what it holds (EBUSY)"
 done_testing

@@ -10,7 +10,7 @@
 # its path in the guest with PROCESSES_SELF=/workdir/processes.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 16
+plan 17
 for door in stock husk; do
 	W=$TMP/w-$door
 	mkdir -p "$W"
@@ -55,6 +55,13 @@ if pid == 0:
     os._exit(7)
 got, st = os.waitpid(pid, 0)
 print(got == pid, os.WIFEXITED(st), os.WEXITSTATUS(st))'
+
+pycheck "(65534, 65534, 65534) (65534, 65534, 65534) [] PermissionError" \
+	"subprocess.run(user=, group=, extra_groups=): the child runs with those ids and cannot take root back" '
+import subprocess, sys
+child = "import os\ntry:\n    os.setuid(0)\nexcept OSError as e:\n    print(os.getresuid(), os.getresgid(), os.getgroups(), type(e).__name__)"
+r = subprocess.run([sys.executable, "-c", child], user=65534, group=65534, extra_groups=[], capture_output=True, text=True)
+print(r.stdout.strip() or r.stderr)'
 
 pycheck "[1, 2]" "multiprocessing (the fork start method): Pool(2).map(abs, [-1, -2])" '
 import multiprocessing

@@ -18,7 +18,7 @@ print(sorted(os.listdir("/")), os.readlink("/bin"), stat.S_ISLNK(os.lstat("/bin"
       stat.S_ISDIR(os.stat("/bin").st_mode), os.lstat("/bin").st_size, os.path.realpath("/bin/sh"),
       os.path.samefile("/usr/bin/sh", "/usr/bin/busybox"))
 print(len([n for n in os.listdir("/usr/bin") if os.path.samefile("/usr/bin/" + n, "/usr/bin/busybox")]))')
-is "$(echo "$got" | sed -n 1p)" "['bin', 'dev', 'etc', 'tmp', 'usr', 'workdir'] usr/bin True True 7 /usr/bin/sh True" \
+is "$(echo "$got" | sed -n 1p)" "['bin', 'dev', 'etc', 'proc', 'tmp', 'usr', 'workdir'] usr/bin True True 7 /usr/bin/sh True" \
 	"/bin is a symlink to usr/bin in the listing of /: lstat says a link of 7 bytes, stat a directory; /bin/sh is /usr/bin/sh, BusyBox"
 is "$(echo "$got" | sed -n 2p)" "$(($(wc -l < "$IMG/busybox.applets") + 1))" \
 	"/usr/bin has busybox and a hard link for each of its $(wc -l < "$IMG/busybox.applets") applets (busybox.applets)"
