@@ -76,8 +76,10 @@ syscall_entry:
  * a signal or a switch is due on the way out does it build a struct
  * user_regs (on the kernel stack: the signal frame goes on the program's
  * stack, where the saved registers are). */
-	.globl fast_entry, fast_entry_pushed
+	.globl fast_entry, fast_entry_pushed, fast_entry_rsp
 fast_entry:
+	cld				/* a caller with DF set would make every kernel copy run backwards */
+	mov %rsp, fast_entry_rsp(%rip)	/* at the return address: for a fault in the pushes */
 	PUSH_CALLEE_SAVED		/* a page fault here is the program's (trap.c) */
 fast_entry_pushed:
 	mov %rsp, %rbx			/* r15 r14 r13 r12 rbx rbp, return address, a6 */
@@ -214,6 +216,7 @@ trap_common:
 	push %r13
 	push %r14
 	push %r15
+	cld				/* DF as the program left it (x86 keeps it at an interrupt): the C code needs 0 */
 	mov %rsp, %rdi
 	call trap_handler		/* IST stack top is 16-aligned: 22 pushes */
 	pop %r15
@@ -304,6 +307,8 @@ run_on_stack:
 	.balign 8
 	.globl fast_frame
 fast_frame:
+	.quad 0
+fast_entry_rsp:
 	.quad 0
 	.globl kstack_top
 kstack_top:

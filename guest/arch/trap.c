@@ -18,6 +18,7 @@ struct trap_frame {
 
 extern char trap_stubs[], timer_stub[], host_signal_stub[], __kernel_text_start[], __kernel_text_end[];
 extern char fast_entry_pushed[]; /* the end of fast_entry's pushes (entry.S) */
+extern uint64_t fast_entry_rsp;  /* the stack pointer fast_entry was called with */
 static uint64_t idt[2 * (HUSK_HOST_SIGNAL_VECTOR + 1)] __attribute__((aligned(16)));
 volatile int trap_expect;
 volatile unsigned long trap_seen;
@@ -56,18 +57,13 @@ static int in_kernel(const struct trap_frame *f)
  * f was such a fault (f rewound) or retried (*retry). */
 static int program_push_fault(struct trap_frame *f, uint64_t addr, int *retry)
 {
-	/* pushes done before each byte of PUSH_CALLEE_SAVED (rbp, rbx: 1 byte; r12-r15: 2) */
-	static const unsigned char done[] = { 0, 1, 2, 2, 3, 3, 4, 4, 5, 5 };
-	uintptr_t off = f->rip - (uintptr_t)fast_entry;
 	*retry = 0;
-	if (f->vector != 14 || f->rip < (uintptr_t)fast_entry || f->rip >= (uintptr_t)fast_entry_pushed ||
-	    off >= sizeof done)
+	if (f->vector != 14 || f->rip < (uintptr_t)fast_entry || f->rip >= (uintptr_t)fast_entry_pushed)
 		return 0;
 	if (mm_fault(addr))
 		return *retry = 1;
-	uint64_t at_call = f->rsp + 8 * done[off]; /* the return address the call pushed */
-	f->rip = *(const uint64_t *)at_call;
-	f->rsp = at_call + 8;
+	f->rip = *(const uint64_t *)fast_entry_rsp; /* the return address the call pushed */
+	f->rsp = fast_entry_rsp + 8;
 	return 1;
 }
 
@@ -153,16 +149,19 @@ static void trap(struct trap_frame *f)
 	program_fault(f, f->vector, f->error, addr);
 }
 
-/* The way back to the program stages rflags and rip below its red zone
- * (trap_common, on kvm_pvm): that stack page must be there.  A stack with
- * no room left is the program's page fault, as its own push would be. */
+/* The way back stages rflags and rip below the red zone of the stack it
+ * returns to (trap_common, on kvm_pvm): when that is the program's stack
+ * (the program's code, or kernel code that runs on it: fast_entry's pushes,
+ * resume_staged), its page must be there.  A stack with no room left is the
+ * program's page fault, as its own push would be. */
 void trap_handler(struct trap_frame *f)
 {
 	trap(f);
 	uint64_t stage = f->rsp - 128 - 16;
-	if (!in_kernel(f) && !user_ok((void *)stage, 16)) {
+	if (!mm_is_program(stage) || user_ok((void *)stage, 16))
+		return;
+	if (!in_kernel(f))
 		program_fault(f, 14, 2, stage);
-		if (!user_ok((void *)(f->rsp - 128 - 16), 16))
-			signal_die(SIGSEGV); /* the handler's stack has no room either */
-	}
+	if (in_kernel(f) || !user_ok((void *)(f->rsp - 128 - 16), 16))
+		signal_die(SIGSEGV); /* no room for its handler's frame, or no program state to give it */
 }

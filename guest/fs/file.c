@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "fs/file.h"
+#include "fs/lock.h"
 #include "ipc/stream.h"
 #include "kernel.h"
 #include "linux_abi.h"
@@ -131,8 +132,10 @@ void file_put(struct file *f)
 {
 	if (--f->refs)
 		return;
-	if (f->kind == FILE_FS)
+	if (f->kind == FILE_FS) {
+		lock_file_released(f);
 		inode_ref(f, -1);
+	}
 	if (f->kind == FILE_STREAM && f->ops)
 		f->ops->release(f);
 	if (f->path)
@@ -184,6 +187,7 @@ int fd_close(long fd)
 	if (!f)
 		return -EBADF;
 	table()->fd[fd] = 0;
+	lock_fd_closed(f, current->proc->pid);
 	file_put(f);
 	return 0;
 }

@@ -467,8 +467,8 @@ static int show_pid_stat(struct seq *s, const struct view *v, const struct entry
 	say(s, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 ", v->t ? v->t->tid : p->pid, p->comm, state_of(v), ppid_of(p),
 	    p->pgid, p->sid);
 	/* utime stime cutime cstime priority nice num_threads itrealvalue starttime vsize rss rsslim */
-	say(s, "%lu 0 %lu 0 20 0 %d 0 %lu %lu %lu 18446744073709551615 ", ticks(cpu_of(v)), ticks(p->children_cpu_ns),
-	    p->threads, ticks(p->start_ns), size, size / PAGE_SIZE);
+	say(s, "%lu 0 %lu 0 %d %d %d 0 %lu %lu %lu 18446744073709551615 ", ticks(cpu_of(v)), ticks(p->children_cpu_ns),
+	    20 + p->nice, p->nice, p->threads, ticks(p->start_ns), size, size / PAGE_SIZE);
 	/* startcode endcode startstack kstkesp kstkeip signal blocked sigignore sigcatch wchan nswap
 	 * cnswap exit_signal processor rt_priority policy delayacct_blkio_ticks guest_time cguest_time */
 	say(s, "%lu %lu %lu 0 0 %lu %lu %lu %lu 0 0 0 17 0 0 0 0 0 0 ", code, end_code, l.start_stack,

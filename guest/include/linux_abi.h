@@ -43,8 +43,16 @@
 #define F_DUPFD_CLOEXEC 1030
 #define F_SETPIPE_SZ    1031
 #define F_GETPIPE_SZ    1032
+#define MFD_CLOEXEC     1
+#define MEMFD_NAME_MAX  249 /* Linux's: 255 less "memfd:" */
 #define FD_CLOEXEC      1
+#define F_RDLCK         0
+#define F_WRLCK         1
 #define F_UNLCK         2
+#define LOCK_SH         1 /* flock */
+#define LOCK_EX         2
+#define LOCK_NB         4
+#define LOCK_UN         8
 
 /* <stdio.h>: renameat2 */
 #define RENAME_NOREPLACE 1

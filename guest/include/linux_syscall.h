@@ -119,6 +119,7 @@
 #define SYS_statfs             137
 #define SYS_fstatfs            138
 #define SYS_getpriority        140
+#define SYS_setpriority        141
 #define SYS_arch_prctl         158
 #define SYS_setrlimit          160
 #define SYS_sync               162
@@ -175,6 +176,7 @@
 #define SYS_syncfs             306
 #define SYS_renameat2          316
 #define SYS_getrandom          318
+#define SYS_memfd_create       319
 #define SYS_execveat           322
 #define SYS_clone3             435
 #define SYS_faccessat2         439

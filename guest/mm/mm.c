@@ -638,6 +638,12 @@ uintptr_t mem_stack_top(void)
  * backed now).  Below HUSK_PROGRAM_MIN is the kernel's: a system call must
  * not write there, as Linux refuses kernel addresses.  Syscalls check user
  * pointers with it and answer EFAULT. */
+int mm_is_program(uintptr_t a)
+{
+	const struct mm *m = mm_current;
+	return m && a >= m->image_lo && a < m->stack_top;
+}
+
 int user_ok(const void *p, size_t len)
 {
 	const struct mm *m = mm_current;

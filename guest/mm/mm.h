@@ -58,6 +58,9 @@ long mm_map_shared(size_t len, void *(*page)(void *ctx, uint64_t i), void *ctx);
 void mm_switch(struct mm *m);
 /* A fault in the program at a: 1 when it was a stack page to back now. */
 int mm_fault(uintptr_t a);
+/* Whether a is in the current program's part of the address space
+ * (mapped or not), not the kernel's. */
+int mm_is_program(uintptr_t a);
 
 /* For /proc (fs/procfs.c). */
 void mm_set_exe(struct mm *m, const char *path, int dev, uint32_t ino); /* without memory: none */

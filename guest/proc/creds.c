@@ -110,6 +110,17 @@ static long set_groups(long n, const uint32_t *list)
 	return 0;
 }
 
+int creds_may_fork(const struct creds *c, uint64_t limit)
+{
+	uint64_t n = 0;
+	if (!c->uid[REAL])
+		return 1;
+	for (struct process *p = processes; p; p = p->next)
+		if (!p->zombie && p->creds.uid[REAL] == c->uid[REAL])
+			n += (uint64_t)p->threads;
+	return n < limit;
+}
+
 long creds_syscall(long nr, long a1, long a2, long a3)
 {
 	struct creds *c = mine();

@@ -16,6 +16,10 @@ struct creds {
 	uint32_t groups[NGROUPS_KEPT];
 };
 
+/* RLIMIT_NPROC at fork: the threads of c's real user below limit, or
+ * root (exempt, as Linux's CAP_SYS_RESOURCE). */
+int creds_may_fork(const struct creds *c, uint64_t limit);
+
 /* The system calls on ids (their numbers: linux_syscall.h); -ENOSYS for
  * another number. */
 long creds_syscall(long nr, long a1, long a2, long a3);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include "fs/file.h"
+#include "fs/lock.h"
 #include "fs/vfs.h"
 #include "kernel.h"
 #include "linux_abi.h"
@@ -40,6 +41,8 @@ void process_init(struct mm *mm)
 		panic("no memory for the first process");
 	p->pid = p->pgid = p->sid = 1;
 	p->umask = 022;
+	p->nproc_limit[0] = p->nproc_limit[1] = (uint64_t)boot.max_tasks;
+	p->core_limit[0] = 0, p->core_limit[1] = RLIM_INFINITY;
 	p->mm = mm;
 	memcpy(p->cwd, "/workdir", sizeof "/workdir");
 	process_set_comm(p, boot.argc ? boot.argv : "");
@@ -109,7 +112,10 @@ static struct process *process_new(void)
 	c->start_ns = clock_since_boot_ns();
 	memcpy(c->comm, parent->comm, sizeof c->comm);
 	c->umask = parent->umask;
+	c->nice = parent->nice;
 	c->creds = parent->creds;
+	memcpy(c->nproc_limit, parent->nproc_limit, sizeof c->nproc_limit);
+	memcpy(c->core_limit, parent->core_limit, sizeof c->core_limit);
 	c->parent = parent;
 	signal_fork(c);
 	return c;
@@ -139,8 +145,10 @@ static void process_free(struct process *c)
  * the caller blocked until the child execs or ends. */
 static long spawn(int vfork, uint64_t stack, uint32_t *ptid, uint32_t *ctid, unsigned long flags)
 {
-	struct process *parent = current->proc, *c = process_new();
-	if (!c)
+	struct process *parent = current->proc, *c;
+	if (!creds_may_fork(&parent->creds, parent->nproc_limit[0]))
+		return -EAGAIN;
+	if (!(c = process_new()))
 		return -ENOMEM;
 	c->mm = vfork ? parent->mm : mm_fork(parent->mm);
 	if (!c->mm) {
@@ -250,6 +258,7 @@ void process_end(struct process *p, int code)
 		run_end(p->status);
 	fd_table_free(p->files);
 	p->files = 0;
+	lock_process_ended(p->pid);
 	vfork_release(p);
 	mm_put(p->mm); /* off its page tables first, if they go */
 	p->mm = 0;

@@ -27,7 +27,11 @@ struct process {
 	struct fdtable *files;
 	char *cwd;                  /* PATH_MAX bytes */
 	uint32_t umask;             /* inherited by fork, kept by exec */
+	int nice;                   /* -20..19: kept, reported (sys_info.c) */
+	int lock_wait_for;          /* the pid whose record lock it waits for (fs/lock.c), or 0 */
 	struct creds creds;         /* root at boot; inherited, kept by exec */
+	uint64_t nproc_limit[2];    /* RLIMIT_NPROC {soft, hard}: held against a user other than root, as Linux */
+	uint64_t core_limit[2];     /* RLIMIT_CORE: kept as set (no core file is ever written) */
 	struct process_signals sig;
 	struct timer *timers;       /* itimer.c: made on its first timer call */
 	struct task *vfork_parent;  /* blocked until this one execs or ends */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "fs/file.h"
+#include "fs/lock.h"
 #include "ipc/fifo.h"
 #include "ipc/pipe.h"
 #include "ipc/stream.h"
@@ -139,6 +140,54 @@ long sys_openat(long dirfd, const char *upath, long flags, long mode)
 		return -ENOMEM;
 	}
 	int fd = fd_install(f, 0, flags & O_CLOEXEC);
+	if (fd < 0)
+		file_put(f);
+	return fd;
+}
+
+/* memfd_create: a file in RAM with no name, on /dev/shm's file system
+ * (its size counts there), made as an unlinked open file is kept: in the
+ * mount's orphan directory until its last close.  MAP_SHARED shares its
+ * pages.  File seals are not offered: MFD_ALLOW_SEALING is EINVAL. */
+long sys_memfd_create(const char *uname, long flags)
+{
+	char name[MEMFD_NAME_MAX + 1], tmp[32];
+	static unsigned serial;
+	size_t len = 0;
+	for (;; len++) {
+		if (len > MEMFD_NAME_MAX)
+			return -EINVAL;
+		if (!user_ok(uname + len, 1))
+			return -EFAULT;
+		if (!(name[len] = uname[len]))
+			break;
+	}
+	if (flags & ~(long)MFD_CLOEXEC)
+		return -EINVAL;
+	struct node *n = node_buf();
+	int r = vfs_lookup("/", "/dev/shm", LOOKUP_FOLLOW, n);
+	if (r || (r = vfs_mount_fs(n->m)))
+		return r;
+	struct mount *m = n->m;
+	int tlen = ksnprintf(tmp, sizeof tmp, ".memfd-%u", serial++);
+	uint32_t ino;
+	if ((r = m->ops->create(m->fs, m->ops->root, tmp, (size_t)tlen, S_IFREG | 0777, &ino)))
+		return r;
+	struct file *f = file_new(FILE_FS);
+	if (!f) {
+		m->ops->unlink(m->fs, m->ops->root, tmp, (size_t)tlen);
+		return -ENOMEM;
+	}
+	f->flags = O_RDWR, f->m = m, f->ino = ino;
+	file_track(f);
+	if ((r = orphan(m, m->ops->root, tmp, (size_t)tlen, ino))) {
+		m->ops->unlink(m->fs, m->ops->root, tmp, (size_t)tlen);
+		file_put(f);
+		return r;
+	}
+	char *path = n->path; /* what /proc/PID/fd shows, as Linux */
+	ksnprintf(path, sizeof n->path, "/memfd:%s (deleted)", name);
+	int fd = file_set_path(f, path) ? -ENOMEM : fd_install(f, 0, flags & MFD_CLOEXEC);
 	if (fd < 0)
 		file_put(f);
 	return fd;
@@ -756,14 +805,7 @@ long sys_fcntl(long fd, long cmd, long arg)
 	case F_SETFL: /* only these two can change */
 		f->flags = (f->flags & ~(O_APPEND | O_NONBLOCK)) | (arg & (O_APPEND | O_NONBLOCK));
 		return 0;
-	case F_GETLK: { /* one process: nothing conflicts */
-		short *lk = (short *)arg; /* struct flock, l_type first */
-		if (!user_ok(lk, 32))
-			return -EFAULT;
-		lk[0] = F_UNLCK;
-		return 0;
-	}
-	case F_SETLK: case F_SETLKW: return 0;
+	case F_GETLK: case F_SETLK: case F_SETLKW: return lock_fcntl(f, cmd, (void *)arg);
 	case F_SETPIPE_SZ: case F_GETPIPE_SZ: return pipe_size_fcntl(f, cmd == F_SETPIPE_SZ, (unsigned long)arg);
 	}
 	return -EINVAL;

@@ -12,6 +12,7 @@ struct kstatfs;
 void fs_init(void);
 long sys_openat(long dirfd, const char *upath, long flags, long mode);
 long sys_close(long fd);
+long sys_memfd_create(const char *uname, long flags);
 long sys_dup(long fd, long min, int cloexec);
 long sys_dup3(long old, long new, long flags, int dup2);
 long sys_rw(long fd, void *buf, size_t len, int writing);

@@ -13,7 +13,6 @@
 #include "linux_abi.h"
 #include "sys/sys_info.h"
 
-#define PID 1       /* the program: pid, process group and session */
 
 struct sysinfo_k {
 	long uptime;
@@ -90,7 +89,7 @@ void rusage_fill(void *u, uint64_t cpu_ns)
  * does (one long). */
 long sys_sched_getaffinity(long pid, unsigned long len, void *mask)
 {
-	if (pid != 0 && pid != PID)
+	if (pid != 0 && !process_by_pid((int)pid))
 		return -ESRCH;
 	if (len < sizeof(uint64_t) || len % sizeof(uint64_t))
 		return -EINVAL;
@@ -101,10 +100,53 @@ long sys_sched_getaffinity(long pid, unsigned long len, void *mask)
 	return sizeof one;
 }
 
-/* Nice 0, as the kernel returns it (20 - nice). */
+/* Whether get/setpriority's (which, who) names p (who 0: the caller's
+ * process, group or user). */
+static int prio_names(const struct process *p, long which, long who)
+{
+	const struct process *me = current->proc;
+	if (p->zombie)
+		return 0;
+	if (which == PRIO_PROCESS)
+		return p->pid == (who ? who : me->pid);
+	if (which == PRIO_PGRP)
+		return p->pgid == (who ? who : me->pgid);
+	return p->creds.uid[0] == (who ? (uint32_t)who : me->creds.uid[0]);
+}
+
+/* The highest priority among the processes named, as the kernel returns
+ * it: 20 - nice. */
 long sys_getpriority(long which, long who)
 {
 	if (which < PRIO_PROCESS || which > PRIO_USER)
 		return -EINVAL;
-	return who == 0 || (which == PRIO_USER ? who == 0 : who == PID) ? 20 : -ESRCH;
+	int best = 20, found = 0;
+	for (struct process *p = processes; p; p = p->next)
+		if (prio_names(p, which, who)) {
+			found = 1;
+			best = p->nice < best ? p->nice : best;
+		}
+	return found ? 20 - best : -ESRCH;
+}
+
+/* Each process named gets nice prio (clamped to -20..19, as Linux); below
+ * its present value only for root.  The one run queue is round robin: nice
+ * is kept and reported, not weighed. */
+long sys_setpriority(long which, long who, long prio)
+{
+	if (which < PRIO_PROCESS || which > PRIO_USER)
+		return -EINVAL;
+	int nice = prio < -20 ? -20 : prio > 19 ? 19 : (int)prio, found = 0;
+	uint32_t euid = current->proc->creds.uid[1];
+	for (struct process *p = processes; p; p = p->next) {
+		if (!prio_names(p, which, who))
+			continue;
+		found = 1;
+		if (euid && p->creds.uid[0] != euid && p->creds.uid[1] != euid)
+			return -EPERM;
+		if (euid && nice < p->nice)
+			return -EACCES;
+		p->nice = nice;
+	}
+	return found ? 0 : -ESRCH;
 }

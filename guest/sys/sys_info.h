@@ -15,4 +15,5 @@ long sys_getrusage(long who, void *u);
 void rusage_fill(void *u, uint64_t cpu_ns); /* a struct rusage the program gave, checked */
 long sys_sched_getaffinity(long pid, unsigned long len, void *mask);
 long sys_getpriority(long which, long who);
+long sys_setpriority(long which, long who, long prio);
 #endif

@@ -9,6 +9,7 @@
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "fs/file.h"
+#include "fs/lock.h"
 #include "sys/sys_fs.h"
 #include "sys/sys_info.h"
 #include "proc/creds.h"
@@ -146,20 +147,39 @@ static long sys_getrandom(void *buf, size_t len)
 	return len;
 }
 
-/* Resource limits: open files are the policy's (and may be lowered); the
- * rest are fixed facts of the VM, reported as they are and not changed. */
+/* A limit kept per process: {soft, hard}; the soft one up to the hard one,
+ * the hard one raised by root only. */
+static long set_limit(uint64_t *lim, const uint64_t *want, uint64_t *old)
+{
+	uint64_t was[2] = { lim[0], lim[1] };
+	if (want && want[0] > want[1])
+		return -EINVAL;
+	if (want && want[1] > lim[1] && current->proc->creds.uid[1])
+		return -EPERM;
+	if (want)
+		lim[0] = want[0], lim[1] = want[1];
+	if (old)
+		memcpy(old, was, sizeof was);
+	return 0;
+}
+
+/* Resource limits: open files are the policy's (and may be lowered), the
+ * process count is held against users other than root, a core size is kept;
+ * the rest are fixed facts of the VM, reported as they are and not changed. */
 static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t *old)
 {
-	if (pid != 0 && pid != 1)
-		return -ESRCH;
+	if (pid != 0 && pid != current->proc->pid)
+		return process_by_pid((int)pid) ? -EPERM : -ESRCH; /* another process's: not offered */
 	if (resource < 0 || resource >= RLIM_NLIMITS)
 		return -EINVAL;
 	if ((want && !user_ok(want, 16)) || (old && !user_ok(old, 16)))
 		return -EFAULT;
 	if (resource == RLIMIT_NOFILE)
 		return fd_rlimit(want, old);
-	uint64_t v = resource == RLIMIT_STACK ? HUSK_STACK_SIZE : resource == RLIMIT_CORE ? 0
-		   : resource == RLIMIT_NPROC ? (uint64_t)boot.max_tasks : RLIM_INFINITY;
+	if (resource == RLIMIT_NPROC || resource == RLIMIT_CORE)
+		return set_limit(resource == RLIMIT_NPROC ? current->proc->nproc_limit : current->proc->core_limit, want,
+				 old);
+	uint64_t v = resource == RLIMIT_STACK ? HUSK_STACK_SIZE : RLIM_INFINITY;
 	uint64_t cur[2] = { v, v };
 	if (want && (want[0] != v || want[1] != v))
 		return -EPERM;
@@ -265,7 +285,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_chdir: return sys_chdir((const char *)a1);
 	case SYS_fchdir: return sys_fchdir(a1);
 	case SYS_fcntl: return sys_fcntl(a1, a2, a3);
-	case SYS_flock: return fd_get(a1) ? 0 : -EBADF; /* one process: no one to conflict with */
+	case SYS_flock: return fd_get(a1) ? lock_flock(fd_get(a1), a2) : -EBADF;
 	case SYS_fadvise64: return fd_get(a1) ? 0 : -EBADF;
 	case SYS_ioctl: return sys_ioctl(a1, a2, (void *)a3);
 	case SYS_statfs: return sys_statfs((const char *)a1, (void *)a2);
@@ -306,7 +326,9 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_getrusage: return sys_getrusage(a1, (void *)a2);
 	case SYS_sched_getaffinity: return sys_sched_getaffinity(a1, a2, (void *)a3);
 	case SYS_sched_yield: sched_yield(); return 0;
+	case SYS_memfd_create: return sys_memfd_create((const char *)a1, a2);
 	case SYS_getpriority: return sys_getpriority(a1, a2);
+	case SYS_setpriority: return sys_setpriority(a1, a2, a3);
 	case SYS_getuid: case SYS_getgid: case SYS_geteuid: case SYS_getegid: case SYS_getresuid: case SYS_getresgid:
 	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid: case SYS_setresuid:
 	case SYS_setresgid: case SYS_getgroups: case SYS_setgroups:

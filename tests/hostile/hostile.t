@@ -307,6 +307,10 @@ for libc in husk stock; do
 	is "$st:$(out 45 | tail -1)" "0:0 unexpected" \
 		"45 Unix socket abuse ($libc libc): malformed control messages and names refused, descriptor cycles, full and dropped queues, 2000 connections"
 	grep UNEXPECTED "$TMP/45.out" | sed 's/^/# /'
+	hrun 46 -t 30 "$BIN/46-direction-flag.$libc" </dev/null
+	is "$st:$(out 46 | tail -1)" "0:0 unexpected" \
+		"46 the direction flag set at system calls, ticks, switches and faults ($libc libc): the kernel's copies stay right"
+	grep UNEXPECTED "$TMP/46.out" | sed 's/^/# /'
 done
 
 # --- the host after everything -----------------------------------------------------

@@ -10,7 +10,7 @@
 # its path in the guest with PROCESSES_SELF=/workdir/processes.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 17
+plan 19
 for door in stock husk; do
 	W=$TMP/w-$door
 	mkdir -p "$W"
@@ -62,6 +62,82 @@ import subprocess, sys
 child = "import os\ntry:\n    os.setuid(0)\nexcept OSError as e:\n    print(os.getresuid(), os.getresgid(), os.getgroups(), type(e).__name__)"
 r = subprocess.run([sys.executable, "-c", child], user=65534, group=65534, extra_groups=[], capture_output=True, text=True)
 print(r.stdout.strip() or r.stderr)'
+
+pycheck "EAGAIN True 1 EAGAIN released EDEADLK" \
+	"file locks between processes: lockf held by the parent refuses the child, F_GETLK names the holder, flock conflicts, a close releases, a deadlock is EDEADLK" '
+import errno, fcntl, os, time
+f = open("/tmp/lk", "w+")
+f.write("x" * 100)
+f.flush()
+fcntl.lockf(f, fcntl.LOCK_EX)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    g = open("/tmp/lk", "r+")
+    out = []
+    try:
+        fcntl.lockf(g, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+    import struct
+    got = fcntl.fcntl(g, fcntl.F_GETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+    out.append(str(struct.unpack("hhqqi4x", got)[4] == os.getppid()))
+    fcntl.flock(g, fcntl.LOCK_SH)
+    out.append("1")
+    os.write(w, (" ".join(out) + "\n").encode())
+    time.sleep(0.3)
+    os._exit(0)
+print(os.read(r, 100).decode().strip(), end=" ")
+try:
+    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError as e:
+    print(errno.errorcode[e.errno], end=" ")
+os.waitpid(pid, 0)
+fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("released", end=" ")
+# a deadlock: the parent holds byte 0 and waits for byte 1; the child holds 1 and waits for 0
+fcntl.lockf(f, fcntl.LOCK_UN)
+fcntl.lockf(f, fcntl.LOCK_EX, 1, 0)
+pid = os.fork()
+if pid == 0:
+    g = open("/tmp/lk", "r+")
+    fcntl.lockf(g, fcntl.LOCK_EX, 1, 1)
+    os.write(w, b"x")
+    try:
+        fcntl.lockf(g, fcntl.LOCK_EX, 1, 0)
+    except OSError as e:
+        os._exit(e.errno)
+    os._exit(0)
+os.read(r, 1)
+time.sleep(0.1)
+try:
+    fcntl.lockf(f, fcntl.LOCK_EX, 1, 1)
+    print("no deadlock")
+except OSError as e:
+    print("EDEADLK" if e.errno == errno.EDEADLK else errno.errorcode[e.errno])
+    fcntl.lockf(f, fcntl.LOCK_UN, 1, 0)
+os.waitpid(pid, 0)'
+
+pycheck "database is locked" "sqlite3 between two processes: a write meets the other's exclusive lock and gets 'database is locked' after its timeout" '
+import os, sqlite3
+db = "/tmp/t.db"
+c = sqlite3.connect(db)
+c.execute("create table t(x)")
+c.commit()
+c.execute("begin exclusive")
+c.execute("insert into t values (1)")
+pid = os.fork()
+if pid == 0:
+    d = sqlite3.connect(db, timeout=0.2)
+    try:
+        d.execute("insert into t values (2)")
+        d.commit()
+        print("no lock", flush=True)
+    except sqlite3.OperationalError as e:
+        print(e, flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+c.commit()'
 
 pycheck "[1, 2]" "multiprocessing (the fork start method): Pool(2).map(abs, [-1, -2])" '
 import multiprocessing

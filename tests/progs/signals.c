@@ -4,12 +4,15 @@
  * Built with Debian's musl (the `syscall` instruction) and with husk's libc
  * (the fast entry): both doors deliver. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -160,6 +163,36 @@ int main(void)
 	sigprocmask(SIG_BLOCK, NULL, &now);
 	ok(r == -1 && hits == 1 && sigismember(&now, SIGUSR1), "sigsuspend runs the handler, then restores the mask");
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
+
+	/* A read a signal interrupts: made again after an SA_RESTART handler,
+	 * EINTR after one without; a child writes once the timer has fired. */
+	for (int restart = 1; restart >= 0; restart--) {
+		int p[2];
+		char c = 0;
+		struct sigaction ra = { 0 };
+		ra.sa_handler = on_plain;
+		ra.sa_flags = restart ? SA_RESTART : 0;
+		sigaction(SIGALRM, &ra, NULL);
+		if (pipe(p))
+			return 1;
+		pid_t kid = fork();
+		if (kid == 0) {
+			usleep(300000);
+			ssize_t w = write(p[1], "r", 1);
+			_exit(w != 1);
+		}
+		hits = 0;
+		struct itimerval it = { { 0, 0 }, { 0, 100000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		ssize_t got = read(p[0], &c, 1);
+		int err = errno;
+		if (restart)
+			ok(got == 1 && c == 'r' && hits == 1, "SA_RESTART: the handler runs, the read goes on and gets the byte");
+		else
+			ok(got == -1 && err == EINTR && hits == 1, "without SA_RESTART: the handler runs, the read fails with EINTR");
+		waitpid(kid, NULL, 0);
+		close(p[0]), close(p[1]);
+	}
 
 	/* Floating-point state survives a handler. */
 	volatile double x = 1.5;

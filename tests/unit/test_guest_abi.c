@@ -42,6 +42,7 @@ size_t guest_abi_values(long long *out, size_t max)
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -52,6 +53,10 @@ size_t guest_abi_values(long long *out, size_t max)
 #include <unistd.h>
 #include "ext2.h"
 #include "tap.h"
+
+/* Linux's own, not in the headers programs see */
+#define ERESTARTSYS 512     /* include/linux/errno.h */
+#define MEMFD_NAME_MAX 249  /* mm/memfd.c: NAME_MAX less "memfd:" */
 
 static const struct {
 	const char *name;
