@@ -9,6 +9,9 @@
 #              and share/terminfo: a terminfo database of common terminals
 #              compiled with its own tic, for the system disk's /usr/share/terminfo
 #   libedit -> libedit.a (the readline module; BSD-licensed, needs ncurses)
+#   openssl -> libssl.a libcrypto.a (_ssl, _hashlib): TLS 1.2/1.3 clients
+#              and servers, the default provider built in; OPENSSLDIR
+#              /usr/lib/ssl (the system disk's CA bundle is its cert.pem)
 # Each is checked by linking and running a static test program against it.
 # Environment: BUILD (absolute), JOBS, DEBSRC, and TCLSH (sqlite3 only: the
 # amalgamation is generated with Tcl scripts).  Called by images/Makefile.
@@ -29,8 +32,8 @@ unset MAKEFLAGS MFLAGS MAKEFILES MAKELEVEL MAKEOVERRIDES || true
 [ -x "$cc" ] || die "$cc missing (build musl first)"
 case $lib in
 zlib) pkg=zlib ;; bzip2) pkg=bzip2 ;; xz) pkg=xz-utils ;; sqlite3) pkg=sqlite3 ;;
-libffi) pkg=libffi ;; ncurses) pkg=ncurses ;; libedit) pkg=libedit ;;
-*) die "usage: deps.sh zlib|bzip2|xz|sqlite3|libffi|ncurses|libedit" ;;
+libffi) pkg=libffi ;; ncurses) pkg=ncurses ;; libedit) pkg=libedit ;; openssl) pkg=openssl ;;
+*) die "usage: deps.sh zlib|bzip2|xz|sqlite3|libffi|ncurses|libedit|openssl" ;;
 esac
 src=$(sh "$DEBSRC" "$pkg" "$BUILD/src") || die "cannot get Debian's $pkg source"
 rm -rf "$work" "$prefix/.$lib"
@@ -171,6 +174,39 @@ libedit)
 	make install >install.log 2>&1 || fail install install.log
 	hdr='#include <stdio.h>
 #include <editline/readline.h>' call='rl_library_version' libs='-ledit -lncursesw'
+	;;
+openssl)
+	# Only what TLS clients and servers and hashlib use: static libraries
+	# (no-shared), no loadable modules or engines (no-dso, no-engine,
+	# no-module: nothing can be dlopened; the default provider is built
+	# in), no legacy provider and its old algorithms (MD4, RC4, Blowfish,
+	# ...), nor the national ciphers no TLS default uses (SM2/3/4, ARIA,
+	# Camellia) or binary-field curves; no CMS, OCSP, CT, CMP or time
+	# stamps (CPython uses none); no SSL 3, DTLS, SRP, SRTP or
+	# compression; no kernel TLS, AF_ALG or secure heap (they need Linux
+	# headers, which musl-gcc lacks; the secure heap is only used by a
+	# program that asks for it with CRYPTO_secure_malloc_init, which
+	# CPython does not); no tests, no apps (only the libraries are built).
+	# OPENSSLDIR is on the system disk: /usr/lib/ssl/cert.pem is the
+	# default CA file.
+	CC=$cc CFLAGS=$CFLAGS "$src/Configure" linux-x86_64 --prefix="$prefix" --libdir=lib \
+		--openssldir=/usr/lib/ssl \
+		no-shared no-dso no-engine no-module no-legacy no-tests no-ssl3 no-dtls no-srp no-srtp \
+		no-comp no-zlib no-ktls no-afalgeng no-secure-memory no-async no-md4 no-mdc2 no-whirlpool no-rc2 no-rc4 \
+		no-bf no-cast no-idea no-seed no-sm2 no-sm3 no-sm4 no-aria no-camellia no-ec2m \
+		no-cms no-ocsp no-ct no-cmp no-ts no-ui-console \
+		>configure.log 2>&1 || fail configure configure.log
+	make -j"$JOBS" build_libs >build.log 2>&1 || fail build build.log
+	make install_dev >install.log 2>&1 || fail install install.log
+	hdr='#include <openssl/ssl.h>
+#include <openssl/evp.h>
+static const char *ssl_check(void) {
+	unsigned char md[EVP_MAX_MD_SIZE]; unsigned int n = 0;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	if (!ctx || !EVP_Digest("abc", 3, md, &n, EVP_sha3_256(), NULL) || n != 32 || md[0] != 0x3a) return "";
+	SSL_CTX_free(ctx);
+	return OpenSSL_version(OPENSSL_VERSION);
+}' call='ssl_check()' libs='-lssl -lcrypto'
 	;;
 esac
 

@@ -4,10 +4,11 @@
 # applied) as a stripped static x86-64 ET_EXEC linked against our musl, with
 # the stdlib C extension modules and most test modules built in (zlib, _bz2,
 # _lzma, _sqlite3, _ctypes (libffi), readline (libedit), _curses and
-# _curses_panel (ncursesw) use the static libs in $BUILD/musl-deps), and
-# dlopen(NULL)/dlsym over a table of its own global symbols (husk-dl.c), to
-# $BUILD/images/python.  The build tree $BUILD/src/work/python stays: pyzip.sh
-# and pylib.sh take the stdlib (Lib/ + the generated _sysconfigdata) from it.
+# _curses_panel (ncursesw), _ssl and _hashlib (OpenSSL) use the static libs
+# in $BUILD/musl-deps), and dlopen(NULL)/dlsym over a table of its own
+# global symbols (husk-dl.c), to $BUILD/images/python.  The build tree
+# $BUILD/src/work/python stays: pyzip.sh and pylib.sh take the stdlib (Lib/
+# + the generated _sysconfigdata) from it.
 # Checks: static ET_EXEC, every syscall site uses the fast entry (syscheck.sh),
 # the modules listed below are built in, and a module smoke test runs natively
 # both plainly and through sysinfo-run.c (AT_SYSINFO in the auxv, as in the
@@ -30,7 +31,7 @@ unset MAKEFLAGS MFLAGS MAKEFILES MAKELEVEL MAKEOVERRIDES || true
 for v in $(env | sed -n 's/^\(PYTHON[A-Z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 
 [ -x "$cc" ] || die "$cc missing (build musl first)"
-for l in libz libbz2 liblzma libsqlite3 libffi libncursesw libpanelw libedit; do
+for l in libz libbz2 liblzma libsqlite3 libffi libncursesw libpanelw libedit libssl libcrypto; do
 	[ -f "$deps/lib/$l.a" ] || die "$deps/lib/$l.a missing (run deps.sh first)"
 done
 src=$(sh "$DEBSRC" python3.11 "$BUILD/src") || die "cannot get Debian's python3.11 source"
@@ -58,7 +59,8 @@ grep -q 'MULTIARCH=$($CC --print-multiarch' configure && die "could not remove t
 # The ncursesw headers (curses.h, term.h, panel.h) are in include/ncursesw:
 # configure's curses checks must see them.  --with-readline=editline: the
 # readline module over libedit (BSD), not GNU readline (GPL-3.0+), which
-# would put this binary under the GPL-3.
+# would put this binary under the GPL-3.  OpenSSL is found through its
+# openssl.pc (static libssl.a, libcrypto.a).
 PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=$deps/lib/pkgconfig MODULE_BUILDTYPE=static \
 ./configure CC="$cc" CPPFLAGS="-I$deps/include -I$deps/include/ncursesw" LDFLAGS="-L$deps/lib -static" \
 	PYTHON_FOR_REGEN=false \
@@ -83,6 +85,8 @@ sed -e '/^\*shared\*/,$d' -e '/^_testinternalcapi /d' Modules/Setup.stdlib >Modu
 grep -q 'define HAVE_LIBREADLINE 1' pyconfig.h && grep -q 'define WITH_EDITLINE 1' pyconfig.h ||
 	die "configure did not find libedit (see $work/configure.log)"
 grep -q 'define HAVE_NCURSES_H 1' pyconfig.h || die "configure did not find ncurses.h (see $work/configure.log)"
+grep -q '^_ssl ' Modules/Setup.local && grep -q '^_hashlib ' Modules/Setup.local ||
+	die "configure did not find OpenSSL for _ssl and _hashlib (see $work/configure.log)"
 cat >>Modules/Setup.local <<EOF
 _ctypes _ctypes/_ctypes.c _ctypes/callbacks.c _ctypes/callproc.c _ctypes/stgdict.c _ctypes/cfield.c -DHAVE_FFI_PREP_CIF_VAR -DHAVE_FFI_PREP_CLOSURE_LOC -DHAVE_FFI_CLOSURE_ALLOC -lffi
 readline readline.c -ledit -lncursesw
@@ -152,7 +156,7 @@ MODS="array _asyncio _bisect _blake2 _bz2 cmath _codecs_cn _codecs_hk
  _sha512 _socket spwd _sqlite3 _statistics _struct syslog termios _typing
  unicodedata _xxsubinterpreters xxsubtype zlib _zoneinfo audioop
  _testcapi _testbuffer _testclinic _xxtestfuzz _ctypes readline _curses
- _curses_panel"
+ _curses_panel _ssl _hashlib"
 # The stripped binary, run from the build tree, finds Lib/ there (build-dir
 # landmark Modules/Setup.local); cp keeps it next to Modules/.
 cp python.stripped python-check
@@ -193,6 +197,20 @@ assert "libedit" in readline.__doc__
 print("ok")'
 r=$(TERMINFO=$deps/share/terminfo ./python-check -I -c "$smoke2") || die "ctypes, curses or readline fail natively"
 [ "$r" = ok ] || die "ctypes/curses/readline smoke test printed '$r'"
+# ssl and hashlib over OpenSSL: its digests, a TLS 1.3 context (the CA
+# file, /usr/lib/ssl/cert.pem, is on the system disk: none here).
+smoke3='
+import ssl, hashlib
+assert ssl.OPENSSL_VERSION.startswith("OpenSSL 3."), ssl.OPENSSL_VERSION
+assert hashlib.sha256.__name__ == "openssl_sha256", hashlib.sha256
+assert hashlib.new("sha3_256", b"abc").hexdigest().startswith("3a985da74fe225b2")
+assert hashlib.pbkdf2_hmac("sha256", b"pw", b"salt", 2).hex().startswith("061df616")
+ctx = ssl.create_default_context()
+assert ctx.maximum_version == ssl.TLSVersion.MAXIMUM_SUPPORTED and ssl.HAS_TLSv1_3
+assert ssl.get_default_verify_paths().openssl_cafile == "/usr/lib/ssl/cert.pem", ssl.get_default_verify_paths()
+print("ok")'
+r=$(./python-check -I -c "$smoke3") || die "ssl or hashlib fail natively"
+[ "$r" = ok ] || die "ssl/hashlib smoke test printed '$r'"
 # The same with the fast entry in use, as in the guest (AT_SYSINFO, no vDSO).
 gcc -O2 -Wall -fno-stack-protector -o sysinfo-run "$here/sysinfo-run.c" >sysinfo-run.log 2>&1 ||
 	{ cat sysinfo-run.log >&2; die "cannot build $here/sysinfo-run.c"; }

@@ -10,6 +10,11 @@
 #                        (ncurses' compiled-in terminfo directory)
 #   share/zoneinfo/      Debian's tzdata, from the host (package tzdata):
 #                        the first directory of CPython's zoneinfo.TZPATH
+#   lib/ssl/cert.pem     Debian's CA certificates (package ca-certificates:
+#                        the certificates it ships, not the host's bundle,
+#                        which may hold local CAs) in one PEM file: our
+#                        OpenSSL's default CA file (OPENSSLDIR /usr/lib/ssl,
+#                        deps.sh), which ssl.create_default_context() loads
 #   bin/python3.11       the interpreter itself, with python3 and python as
 #                        hard links: CPython finds argv[0] on PATH there, so
 #                        sys.executable is /usr/bin/python (tools look for it)
@@ -32,6 +37,8 @@ ti=$BUILD/musl-deps/share/terminfo
 [ -f "$ti/x/xterm" ] || die "$ti/x/xterm is missing (images/deps.sh ncurses makes it)"
 tz=/usr/share/zoneinfo
 [ -f "$tz/Europe/Paris" ] && [ -f "$tz/tzdata.zi" ] || die "no zoneinfo in $tz: install Debian's tzdata (scripts/install-deps)"
+cas=$(dpkg-query -L ca-certificates 2>/dev/null | grep '^/usr/share/ca-certificates/.*\.crt$' | LC_ALL=C sort) || true
+[ "$(echo "$cas" | grep -c .)" -ge 100 ] || die "Debian's CA certificates are missing: install ca-certificates (scripts/install-deps)"
 rm -rf "$stage"
 mkdir -p "$stage/lib" "$stage/share" "$stage/bin"
 cp "$img/python" "$stage/bin/python3.11"
@@ -53,6 +60,11 @@ cp -a "$ti" "$stage/share/terminfo"
 # at the host's /etc/localtime: left out.
 cp -a "$tz" "$stage/share/zoneinfo"
 rm -f "$stage/share/zoneinfo/localtime"
+mkdir -p "$stage/lib/ssl"
+for c in $cas; do
+	grep -q -- '-----BEGIN CERTIFICATE-----' "$c" || die "$c is not a PEM certificate"
+	cat "$c"
+done >"$stage/lib/ssl/cert.pem"
 find "$stage/share/zoneinfo" -type l ! -exec test -e {} \; -print | grep -q . &&
 	die "dangling symlinks in $stage/share/zoneinfo: $(find "$stage/share/zoneinfo" -type l ! -exec test -e {} \; -print | head -n 3)"
 # Room: files (a hard-linked one once), directories and symlinks in 4 KiB blocks, a tenth more and
