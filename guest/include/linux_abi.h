@@ -44,6 +44,7 @@
 #define F_SETPIPE_SZ    1031
 #define F_GETPIPE_SZ    1032
 #define MFD_CLOEXEC     1
+#define SPLICE_F_NONBLOCK 2
 #define MEMFD_NAME_MAX  249 /* Linux's: 255 less "memfd:" */
 #define FD_CLOEXEC      1
 #define F_RDLCK         0

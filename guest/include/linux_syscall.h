@@ -39,6 +39,7 @@
 #define SYS_alarm              37
 #define SYS_setitimer          38
 #define SYS_getpid             39
+#define SYS_sendfile           40
 #define SYS_socket             41
 #define SYS_connect            42
 #define SYS_accept             43
@@ -161,6 +162,7 @@
 #define SYS_ppoll              271
 #define SYS_set_robust_list    273
 #define SYS_get_robust_list    274
+#define SYS_splice             275
 #define SYS_utimensat          280
 #define SYS_epoll_pwait        281
 #define SYS_timerfd_create     283
@@ -178,6 +180,7 @@
 #define SYS_getrandom          318
 #define SYS_memfd_create       319
 #define SYS_execveat           322
+#define SYS_copy_file_range    326
 #define SYS_clone3             435
 #define SYS_faccessat2         439
 #define SYS_epoll_pwait2       441

@@ -229,7 +229,9 @@ long sys_dup(long fd, long min, int cloexec)
 
 /* --- read and write ------------------------------------------------------ */
 
-static long file_io(struct file *f, void *buf, size_t len, uint64_t *pos, int writing)
+/* buf is the program's (checked here) or, for a copy between two files,
+ * the kernel's. */
+static long file_io_at(struct file *f, void *buf, size_t len, uint64_t *pos, int writing, int user)
 {
 	int acc = f->flags & O_ACCMODE;
 	if (writing ? acc == O_RDONLY : acc == O_WRONLY)
@@ -238,7 +240,7 @@ static long file_io(struct file *f, void *buf, size_t len, uint64_t *pos, int wr
 		return -EISDIR;
 	if (!len)
 		return 0;
-	if (!user_ok(buf, len))
+	if (user && !user_ok(buf, len))
 		return -EFAULT;
 	switch (f->kind) {
 	case FILE_CONSOLE:
@@ -275,6 +277,143 @@ static long file_io(struct file *f, void *buf, size_t len, uint64_t *pos, int wr
 	long n = writing ? m->ops->write(m->fs, f->ino, *pos, buf, len) : m->ops->read(m->fs, f->ino, *pos, buf, len);
 	if (n > 0)
 		*pos += n;
+	return n;
+}
+
+static long file_io(struct file *f, void *buf, size_t len, uint64_t *pos, int writing)
+{
+	return file_io_at(f, buf, len, pos, writing, 1);
+}
+
+/* --- copies between files: copy_file_range, splice, sendfile ------------- */
+
+static int is_pipe(const struct file *f)
+{
+	return f->kind == FILE_STREAM && f->ops->pipe;
+}
+
+static int is_regular(const struct file *f)
+{
+	return f->kind == FILE_FS && !f->is_dir;
+}
+
+/* Up to len bytes from in to out through a kernel buffer, at *in_pos and
+ * *out_pos.  Only the first read may wait: once bytes have moved, a pipe
+ * with nothing more ends the copy.  A short write puts a file source's
+ * position back over what was not written. */
+static long copy_between(struct file *in, uint64_t *in_pos, struct file *out, uint64_t *out_pos, size_t len,
+			 int nonblock)
+{
+	size_t chunk = len < (64u << 10) ? len : (64u << 10), done = 0;
+	if (!len)
+		return 0;
+	char *buf = kalloc(chunk);
+	if (!buf)
+		return -ENOMEM;
+	int in_flags = in->flags, out_flags = out->flags;
+	in->refs++, out->refs++; /* another thread may close them while this one waits */
+	long r = 0;
+	while (done < len) {
+		if (nonblock || done)
+			in->flags |= O_NONBLOCK;
+		if (nonblock)
+			out->flags |= O_NONBLOCK;
+		size_t want = len - done < chunk ? len - done : chunk;
+		if ((r = file_io_at(in, buf, want, in_pos, 0, 0)) <= 0)
+			break;
+		long w = file_io_at(out, buf, (size_t)r, out_pos, 1, 0);
+		if (w < r && is_regular(in))
+			*in_pos -= (uint64_t)(r - (w > 0 ? w : 0));
+		if (w > 0)
+			done += (size_t)w;
+		if (w < r) {
+			r = w;
+			break;
+		}
+	}
+	in->flags = in_flags, out->flags = out_flags;
+	file_put(in), file_put(out);
+	kfree(buf, chunk);
+	return done ? (long)done : r;
+}
+
+/* An offset the program passes by pointer (NULL: the file's own). */
+static int offset_in(const int64_t *u, struct file *f, uint64_t *pos, uint64_t **use)
+{
+	if (!u) {
+		*use = &f->pos;
+		return 0;
+	}
+	if (!user_ok(u, sizeof *u))
+		return -EFAULT;
+	if (*u < 0)
+		return -EINVAL;
+	*pos = (uint64_t)*u, *use = pos;
+	return 0;
+}
+
+long sys_copy_file_range(long fd_in, int64_t *off_in, long fd_out, int64_t *off_out, size_t len, long flags)
+{
+	struct file *in = fd_get(fd_in), *out = fd_get(fd_out);
+	uint64_t ip, op, *inp, *outp;
+	int r;
+	if (!in || !out)
+		return -EBADF;
+	if (flags)
+		return -EINVAL;
+	if (in->is_dir || out->is_dir)
+		return -EISDIR;
+	if (!is_regular(in) || !is_regular(out))
+		return -EINVAL;
+	if ((out->flags & O_APPEND) || (in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if ((r = offset_in(off_in, in, &ip, &inp)) || (r = offset_in(off_out, out, &op, &outp)))
+		return r;
+	if (in->m == out->m && in->ino == out->ino && *inp < *outp + len && *outp < *inp + len)
+		return -EINVAL; /* overlapping ranges of one file */
+	long n = copy_between(in, inp, out, outp, len, 0);
+	if (n > 0 && off_in)
+		*off_in = (int64_t)ip;
+	if (n > 0 && off_out)
+		*off_out = (int64_t)op;
+	return n;
+}
+
+long sys_splice(long fd_in, int64_t *off_in, long fd_out, int64_t *off_out, size_t len, long flags)
+{
+	struct file *in = fd_get(fd_in), *out = fd_get(fd_out);
+	uint64_t ip, op, *inp, *outp;
+	int r;
+	if (!in || !out)
+		return -EBADF;
+	if (!is_pipe(in) && !is_pipe(out))
+		return -EINVAL; /* one end must be a pipe */
+	if ((off_in && is_pipe(in)) || (off_out && is_pipe(out)))
+		return -ESPIPE;
+	if ((r = offset_in(off_in, in, &ip, &inp)) || (r = offset_in(off_out, out, &op, &outp)))
+		return r;
+	long n = copy_between(in, inp, out, outp, len, (flags & SPLICE_F_NONBLOCK) != 0);
+	if (n > 0 && off_in)
+		*off_in = (int64_t)ip;
+	if (n > 0 && off_out)
+		*off_out = (int64_t)op;
+	return n;
+}
+
+long sys_sendfile(long fd_out, long fd_in, int64_t *off, size_t len)
+{
+	struct file *in = fd_get(fd_in), *out = fd_get(fd_out);
+	uint64_t ip, *inp;
+	int r;
+	if (!in || !out)
+		return -EBADF;
+	if (!is_regular(in))
+		return -EINVAL; /* a source Linux could map: a file */
+	if ((r = offset_in(off, in, &ip, &inp)))
+		return r;
+	long n = copy_between(in, inp, out, &out->pos, len, 0);
+	if (n > 0 && off)
+		*off = (int64_t)ip;
 	return n;
 }
 

@@ -327,6 +327,9 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_sched_getaffinity: return sys_sched_getaffinity(a1, a2, (void *)a3);
 	case SYS_sched_yield: sched_yield(); return 0;
 	case SYS_memfd_create: return sys_memfd_create((const char *)a1, a2);
+	case SYS_copy_file_range: return sys_copy_file_range(a1, (int64_t *)a2, a3, (int64_t *)a4, a5, a6);
+	case SYS_splice: return sys_splice(a1, (int64_t *)a2, a3, (int64_t *)a4, a5, a6);
+	case SYS_sendfile: return sys_sendfile(a1, a2, (int64_t *)a3, a4);
 	case SYS_getpriority: return sys_getpriority(a1, a2);
 	case SYS_setpriority: return sys_setpriority(a1, a2, a3);
 	case SYS_getuid: case SYS_getgid: case SYS_geteuid: case SYS_getegid: case SYS_getresuid: case SYS_getresgid:

@@ -6,7 +6,7 @@
 # socket.socketpair, select, selectors, asyncio).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 16
+plan 17
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/eventfd_timerfd" 2> "$TMP/err")
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "60/0/done 60" \
@@ -155,4 +155,24 @@ except OSError as e:
     err = e.errno
 print(a, b, n, fcntl.fcntl(r, fcntl.F_GETPIPE_SZ), err == 16)')" "65536 131072 131072 131072 True" \
 	"F_GETPIPE_SZ 64 KiB; F_SETPIPE_SZ 100000 gives 128 KiB, that much goes in; not below what it holds (EBUSY)"
+is "$("$HUSK" run python -c '
+import os, shutil
+data = os.urandom(300000)
+open("/tmp/a", "wb").write(data)
+shutil.copyfile("/tmp/a", "/tmp/b")
+print("shutil", open("/tmp/b", "rb").read() == data)
+i = os.open("/tmp/a", os.O_RDONLY); o = os.open("/tmp/c", os.O_WRONLY | os.O_CREAT)
+n = os.copy_file_range(i, o, 1000, 10, 20)
+print("copy_file_range", n, open("/tmp/c", "rb").read()[20:] == data[10:1010], os.lseek(i, 0, 1))
+r, w = os.pipe()
+print("splice", os.splice(i, w, 100, offset_src=5), os.read(r, 200) == data[5:105])
+print("sendfile", os.sendfile(w, i, 7, 50), os.read(r, 100) == data[7:57], os.lseek(i, 0, 1))
+os.write(w, b"xyz")
+print("splice", os.splice(r, o, 10, offset_dst=0), open("/tmp/c", "rb").read(3))
+try:
+    os.splice(i, o, 10)
+except OSError as e:
+    print("no pipe", e.errno == 22)' | tr '\n' '|')" \
+	"shutil True|copy_file_range 1000 True 0|splice 100 True|sendfile 50 True 0|splice 3 b'xyz'|no pipe True|" \
+	"shutil.copyfile (sendfile), copy_file_range, splice both ways and sendfile at offsets that leave the file's own alone; splice without a pipe: EINVAL"
 done_testing
