@@ -352,11 +352,28 @@ static int offset_in(const int64_t *u, struct file *f, uint64_t *pos, uint64_t *
 	return 0;
 }
 
+/* copy_between at offsets passed by pointer (NULL: the file's own), the
+ * pointed ones updated after; overlapping ranges of one file refused. */
+static long copy_at(struct file *in, int64_t *off_in, struct file *out, int64_t *off_out, size_t len, int nonblock)
+{
+	uint64_t ip, op, *inp, *outp;
+	int r;
+	if ((r = offset_in(off_in, in, &ip, &inp)) || (r = offset_in(off_out, out, &op, &outp)))
+		return r;
+	if (is_regular(in) && is_regular(out) && in->m == out->m && in->ino == out->ino && *inp < *outp + len &&
+	    *outp < *inp + len)
+		return -EINVAL;
+	long n = copy_between(in, inp, out, outp, len, nonblock);
+	if (n > 0 && off_in)
+		*off_in = (int64_t)ip;
+	if (n > 0 && off_out)
+		*off_out = (int64_t)op;
+	return n;
+}
+
 long sys_copy_file_range(long fd_in, int64_t *off_in, long fd_out, int64_t *off_out, size_t len, long flags)
 {
 	struct file *in = fd_get(fd_in), *out = fd_get(fd_out);
-	uint64_t ip, op, *inp, *outp;
-	int r;
 	if (!in || !out)
 		return -EBADF;
 	if (flags)
@@ -367,54 +384,29 @@ long sys_copy_file_range(long fd_in, int64_t *off_in, long fd_out, int64_t *off_
 		return -EINVAL;
 	if ((out->flags & O_APPEND) || (in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
-	if ((r = offset_in(off_in, in, &ip, &inp)) || (r = offset_in(off_out, out, &op, &outp)))
-		return r;
-	if (in->m == out->m && in->ino == out->ino && *inp < *outp + len && *outp < *inp + len)
-		return -EINVAL; /* overlapping ranges of one file */
-	long n = copy_between(in, inp, out, outp, len, 0);
-	if (n > 0 && off_in)
-		*off_in = (int64_t)ip;
-	if (n > 0 && off_out)
-		*off_out = (int64_t)op;
-	return n;
+	return copy_at(in, off_in, out, off_out, len, 0);
 }
 
 long sys_splice(long fd_in, int64_t *off_in, long fd_out, int64_t *off_out, size_t len, long flags)
 {
 	struct file *in = fd_get(fd_in), *out = fd_get(fd_out);
-	uint64_t ip, op, *inp, *outp;
-	int r;
 	if (!in || !out)
 		return -EBADF;
 	if (!is_pipe(in) && !is_pipe(out))
 		return -EINVAL; /* one end must be a pipe */
 	if ((off_in && is_pipe(in)) || (off_out && is_pipe(out)))
 		return -ESPIPE;
-	if ((r = offset_in(off_in, in, &ip, &inp)) || (r = offset_in(off_out, out, &op, &outp)))
-		return r;
-	long n = copy_between(in, inp, out, outp, len, (flags & SPLICE_F_NONBLOCK) != 0);
-	if (n > 0 && off_in)
-		*off_in = (int64_t)ip;
-	if (n > 0 && off_out)
-		*off_out = (int64_t)op;
-	return n;
+	return copy_at(in, off_in, out, off_out, len, (flags & SPLICE_F_NONBLOCK) != 0);
 }
 
 long sys_sendfile(long fd_out, long fd_in, int64_t *off, size_t len)
 {
 	struct file *in = fd_get(fd_in), *out = fd_get(fd_out);
-	uint64_t ip, *inp;
-	int r;
 	if (!in || !out)
 		return -EBADF;
 	if (!is_regular(in))
 		return -EINVAL; /* a source Linux could map: a file */
-	if ((r = offset_in(off, in, &ip, &inp)))
-		return r;
-	long n = copy_between(in, inp, out, &out->pos, len, 0);
-	if (n > 0 && off)
-		*off = (int64_t)ip;
-	return n;
+	return copy_at(in, off, out, 0, len, 0);
 }
 
 long sys_rw(long fd, void *buf, size_t len, int writing)
