@@ -13,4 +13,5 @@ size_t strnlen(const char *s, size_t n);
 char *strchr(const char *s, int c);
 char *strrchr(const char *s, int c);
 int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
 #endif

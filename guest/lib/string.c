@@ -86,3 +86,10 @@ int strcmp(const char *a, const char *b)
 		a++, b++;
 	return (unsigned char)*a - (unsigned char)*b;
 }
+
+int strncmp(const char *a, const char *b, size_t n)
+{
+	for (; n && *a && *a == *b; n--, a++, b++)
+		;
+	return n ? (unsigned char)*a - (unsigned char)*b : 0;
+}

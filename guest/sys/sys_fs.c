@@ -86,11 +86,64 @@ static int writable(const struct node *n)
 
 /* --- open, close, dup ------------------------------------------------------ */
 
+/* /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name
+ * one of the caller's fds (Linux's links to /proc/self/fd): its number, or
+ * -1 for any other path. */
+static int fd_alias(const char *path)
+{
+	static const char *const std[] = { "/dev/stdin", "/dev/stdout", "/dev/stderr" };
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(path, std[i]))
+			return i;
+	const char *p = !strncmp(path, "/dev/fd/", 8) ? path + 8 : !strncmp(path, "/proc/self/fd/", 14) ? path + 14 : 0;
+	int v = 0;
+	if (!p || !*p)
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || v >= MAX_FDS)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return v;
+}
+
+/* Opening such an alias: a file in a file system is opened again by its
+ * path (a new open file, as Linux); a pipe, console or device is shared as
+ * dup shares it (Linux reopens the pipe itself: the same bytes either way);
+ * a socket cannot be opened (ENXIO).  *path becomes the file's path, or the
+ * new fd is returned (> -1 only then; 1 << 30: go on with *path). */
+static long open_alias(int fd, const char **path, long flags)
+{
+	struct file *f = fd_get(fd);
+	if (!f)
+		return -ENOENT;
+	if (f->kind == FILE_FS && f->path) {
+		*path = f->path;
+		return 1 << 30;
+	}
+	if (f->kind == FILE_STREAM && f->ops->type == S_IFSOCK)
+		return -ENXIO;
+	f->refs++;
+	int nfd = fd_install(f, 0, flags & O_CLOEXEC);
+	if (nfd < 0)
+		file_put(f);
+	return nfd;
+}
+
 long sys_openat(long dirfd, const char *upath, long flags, long mode)
 {
 	struct node *n = node_buf();
 	int follow = !(flags & O_NOFOLLOW) && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
-	int r = lookup_at(dirfd, upath, follow, n);
+	char given[PATH_MAX];
+	const char *path = given;
+	int r = copy_path(given, upath), alias = r ? -1 : fd_alias(given);
+	if (alias >= 0) {
+		long a = open_alias(alias, &path, flags);
+		if (a != 1 << 30)
+			return a;
+	}
+	if (!r)
+		r = lookup_path(dirfd, path, follow, n);
 	if (r == -ENOENT && (flags & O_CREAT) && n->kind == NODE_SYNTH)
 		return -EROFS; /* creating in /, /data or /dev */
 	if (r)

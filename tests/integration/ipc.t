@@ -6,7 +6,7 @@
 # socket.socketpair, select, selectors, asyncio).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 17
+plan 18
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/eventfd_timerfd" 2> "$TMP/err")
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "60/0/done 60" \
@@ -175,4 +175,21 @@ except OSError as e:
     print("no pipe", e.errno == 22)' | tr '\n' '|')" \
 	"shutil True|copy_file_range 1000 True 0|splice 100 True|sendfile 50 True 0|splice 3 b'xyz'|no pipe True|" \
 	"shutil.copyfile (sendfile), copy_file_range, splice both ways and sendfile at offsets that leave the file's own alone; splice without a pipe: EINVAL"
+is "$(echo 3 | "$HUSK" run python -c '
+import os, socket, subprocess, sys
+p = subprocess.run([sys.executable, "-c", "print(open(\"/dev/stdin\").read().strip())"], input=b"7\n", capture_output=True)
+f = open("/tmp/x", "w+")
+f.write("file")
+f.flush()
+r, w = os.pipe()
+os.write(w, b"pipe")
+a, b = socket.socketpair()
+try:
+    open("/dev/fd/%d" % a.fileno())
+except OSError as e:
+    err = e.errno
+print(p.stdout.strip().decode(), open("/dev/fd/%d" % f.fileno()).read(), open("/proc/self/fd/%d" % f.fileno()).read(),
+      os.read(os.open("/dev/fd/%d" % r, os.O_RDONLY), 9).decode(), open("/dev/stdin").read().strip(), err == 6, flush=True)
+subprocess.run("echo shell > /dev/stderr", shell=True)' 2>&1 | tr '\n' '|')" "7 file file pipe 3 True|shell|" \
+	"/dev/stdin of a child with a pipe, /dev/fd/N and /proc/self/fd/N of a file (reopened) and a pipe (shared), /dev/stdin and /dev/stderr from the shell; a socket: ENXIO"
 done_testing
