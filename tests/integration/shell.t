@@ -8,7 +8,7 @@
 # forever; a missing command is 127 and "not found".
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 30
+plan 31
 IMG=$ROOT/build/images
 
 # The disk: /usr/bin/busybox and one name per applet; /bin is a symlink.
@@ -138,4 +138,13 @@ is "$got" "1 /bin/sh: can't create /usr/x: Read-only file system" "redirection i
 got=$("$HUSK" run python -c 'import subprocess; r = subprocess.run("mkdir -p /tmp/x/y /workdir/a/b && ls -d /tmp/x/y /workdir/a/b; mkdir /usr/z", shell=True, capture_output=True, text=True); print(r.returncode, r.stdout.split(), r.stderr.strip())')
 is "$got" "1 ['/tmp/x/y', '/workdir/a/b'] mkdir: can't create directory '/usr/z': Read-only file system" \
 	"mkdir -p of absolute paths works (mkdir(\"/\") is EEXIST before EROFS, as Linux); a new directory on /usr is EROFS"
+got=$("$HUSK" run python -c '
+import subprocess
+script = "\n".join(["sleep 30 & s=$!", "ps -o pid,comm | grep -c sleep", "pgrep sleep | grep -c \"^$s$\"",
+    "pidof sleep >/dev/null && echo pidof", "free | grep -c Mem",
+    "mkfifo /tmp/f && (echo through > /tmp/f &) && cat /tmp/f", "nice -n 5 sh -c \"echo niced\"",
+    "kill $s; wait $s; echo \"status $?\""])
+print(subprocess.run(script, shell=True, capture_output=True, text=True).stdout, end="")' 2>&1 | tr '\n' '|')
+is "$got" "1|1|pidof|1|through|niced|status 143|" \
+	"BusyBox's ps, pgrep, pidof and free read the guest's /proc; mkfifo, nice; a killed child's status 143"
 done_testing
