@@ -37,33 +37,9 @@ static void fifo_drop(struct fifo *q, int reader, int writer)
 	kfree(q, sizeof *q);
 }
 
-static long fifo_read(struct file *f, void *buf, size_t len)
-{
-	struct fifo *q = f->priv;
-	return pipe_read(q->p, f, buf, len, 0);
-}
-
-static long fifo_write(struct file *f, const void *buf, size_t len)
-{
-	struct fifo *q = f->priv;
-	return pipe_write(q->p, f, buf, len, 0);
-}
-
-static unsigned poll_read(struct file *f, uint64_t *deadline)
-{
-	(void)deadline;
-	return pipe_poll_read(((struct fifo *)f->priv)->p);
-}
-
-static unsigned poll_write(struct file *f, uint64_t *deadline)
-{
-	(void)deadline;
-	return pipe_poll_write(((struct fifo *)f->priv)->p);
-}
-
 static unsigned poll_both(struct file *f, uint64_t *deadline)
 {
-	return poll_read(f, deadline) | poll_write(f, deadline);
+	return pipe_end_poll_read(f, deadline) | pipe_end_poll_write(f, deadline);
 }
 
 static void release_read(struct file *f)
@@ -86,9 +62,11 @@ static struct pipe *ring_of(struct file *f)
 	return ((struct fifo *)f->priv)->p;
 }
 
-static const struct stream_ops read_ops = { "pipe", S_IFIFO, fifo_read, 0, poll_read, release_read, ring_of };
-static const struct stream_ops write_ops = { "pipe", S_IFIFO, 0, fifo_write, poll_write, release_write, ring_of };
-static const struct stream_ops both_ops = { "pipe", S_IFIFO, fifo_read, fifo_write, poll_both, release_both,
+static const struct stream_ops read_ops = { "pipe", S_IFIFO, pipe_end_read, 0, pipe_end_poll_read, release_read,
+					    ring_of };
+static const struct stream_ops write_ops = { "pipe", S_IFIFO, 0, pipe_end_write, pipe_end_poll_write, release_write,
+					     ring_of };
+static const struct stream_ops both_ops = { "pipe", S_IFIFO, pipe_end_read, pipe_end_write, poll_both, release_both,
 					    ring_of };
 
 static struct fifo *fifo_of(struct mount *m, uint32_t ino)

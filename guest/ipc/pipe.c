@@ -102,26 +102,28 @@ unsigned pipe_poll_write(const struct pipe *p)
 	return !p->readers ? POLLERR : p->size - p->len >= PIPE_BUF ? POLLOUT | POLLWRNORM : 0;
 }
 
-static long read_end(struct file *f, void *buf, size_t len)
+/* The stream operations of a pipe's ends, and of a FIFO's: the ring is
+ * the file's ops->pipe. */
+long pipe_end_read(struct file *f, void *buf, size_t len)
 {
-	return pipe_read(f->priv, f, buf, len, 0);
+	return pipe_read(f->ops->pipe(f), f, buf, len, 0);
 }
 
-static long write_end(struct file *f, const void *buf, size_t len)
+long pipe_end_write(struct file *f, const void *buf, size_t len)
 {
-	return pipe_write(f->priv, f, buf, len, 0);
+	return pipe_write(f->ops->pipe(f), f, buf, len, 0);
 }
 
-static unsigned poll_read_end(struct file *f, uint64_t *deadline)
+unsigned pipe_end_poll_read(struct file *f, uint64_t *deadline)
 {
 	(void)deadline;
-	return pipe_poll_read(f->priv);
+	return pipe_poll_read(f->ops->pipe(f));
 }
 
-static unsigned poll_write_end(struct file *f, uint64_t *deadline)
+unsigned pipe_end_poll_write(struct file *f, uint64_t *deadline)
 {
 	(void)deadline;
-	return pipe_poll_write(f->priv);
+	return pipe_poll_write(f->ops->pipe(f));
 }
 
 static void release_read_end(struct file *f)
@@ -140,10 +142,10 @@ static struct pipe *ring_of(struct file *f)
 }
 
 static const struct stream_ops read_ops = {
-	"pipe", S_IFIFO, read_end, 0, poll_read_end, release_read_end, ring_of,
+	"pipe", S_IFIFO, pipe_end_read, 0, pipe_end_poll_read, release_read_end, ring_of,
 };
 static const struct stream_ops write_ops = {
-	"pipe", S_IFIFO, 0, write_end, poll_write_end, release_write_end, ring_of,
+	"pipe", S_IFIFO, 0, pipe_end_write, pipe_end_poll_write, release_write_end, ring_of,
 };
 
 /* A new capacity: a power of two pages, up to Linux's pipe-max-size; not

@@ -31,6 +31,11 @@ long pipe_write(struct pipe *p, struct file *f, const void *buf, size_t len, int
 unsigned pipe_poll_read(const struct pipe *p);
 unsigned pipe_poll_write(const struct pipe *p);
 long sys_pipe2(int *fds, long flags);
+/* A pipe end's or FIFO's stream operations, on the ring ops->pipe gives. */
+long pipe_end_read(struct file *f, void *buf, size_t len);
+long pipe_end_write(struct file *f, const void *buf, size_t len);
+unsigned pipe_end_poll_read(struct file *f, uint64_t *deadline);
+unsigned pipe_end_poll_write(struct file *f, uint64_t *deadline);
 /* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ: -EBADF unless f is a pipe or FIFO. */
 long pipe_size_fcntl(struct file *f, int set, unsigned long want);
 #endif
