@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Process costs, printed as "name value" lines for bench/processes:
  * fork + _exit + waitpid of a small program; the same with 50 MB of heap
- * touched (what fork copies); posix_spawn of this program (argv[1], which
- * exits at once) + waitpid.  Medians of several rounds.
+ * touched (what fork shares copy-on-write); the same with the child
+ * writing every page of it first (each page copied: copy-on-write's worst
+ * case); the parent writing all of it again after such a fork (its pages
+ * writable again); posix_spawn of this program (argv[1], which exits at
+ * once) + waitpid.  Medians of several rounds.
  * Usage: fork SELF   (SELF: this program's path, as the kernel sees it)
  *        fork exit   (the spawned child: exits 0) */
 #define _GNU_SOURCE
@@ -35,17 +38,26 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static double fork_round(void)
+/* A fork whose child writes a byte in each page of [write, write+len). */
+static double fork_round_writing(char *write, size_t len)
 {
 	double t = now_us();
 	pid_t p = fork();
-	if (p == 0)
+	if (p == 0) {
+		for (size_t i = 0; i < len; i += 4096)
+			((volatile char *)write)[i] = 2;
 		_exit(0);
+	}
 	if (p < 0 || waitpid(p, 0, 0) != p) {
 		perror("fork");
 		exit(1);
 	}
 	return now_us() - t;
+}
+
+static double fork_round(void)
+{
+	return fork_round_writing(0, 0);
 }
 
 int main(int argc, char **argv)
@@ -82,6 +94,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < BIG_ROUNDS; i++)
 		v[i] = fork_round();
 	printf("fork50_ms %.2f\n", median(v, BIG_ROUNDS) / 1e3);
+	for (int i = 0; i < BIG_ROUNDS; i++)
+		v[i] = fork_round_writing(heap, big);
+	printf("fork50_child_writes_ms %.2f\n", median(v, BIG_ROUNDS) / 1e3);
+	for (int i = 0; i < BIG_ROUNDS; i++) {
+		fork_round();
+		double t = now_us();
+		for (size_t k = 0; k < big; k += 4096)
+			((volatile char *)heap)[k] = (char)i;
+		v[i] = now_us() - t;
+	}
+	printf("fork50_parent_writes_ms %.2f\n", median(v, BIG_ROUNDS) / 1e3);
 	free(heap);
 	return 0;
 }

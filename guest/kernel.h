@@ -79,6 +79,11 @@ long mem_mmap(uintptr_t addr, size_t len, int prot, int flags);
 long mem_munmap(uintptr_t addr, size_t len);
 long mem_mprotect(uintptr_t addr, size_t len, int prot);
 int user_ok(const void *p, size_t len);
+/* user_ok, and the pages made the process's own to write (those shared
+ * copy-on-write copied now): for what the kernel writes where a page fault
+ * must not happen (a signal frame, the way back) and for the devices, which
+ * write memory past the page tables.  0 also when no memory is left. */
+int user_write_ok(void *p, size_t len);
 uint64_t mem_free_bytes(void);
 uint64_t mem_total_bytes(void);
 /* The boot data (the script) the first program's arena held is no longer

@@ -165,6 +165,7 @@ static int program_fault(const struct husk_report *r)
 			f.signal < 32 && signal_names[f.signal] ? 0ul : f.signal,
 			f.error == HUSK_SIGNAL_BAD_FRAME ? "a signal frame did not fit on its stack, or rt_sigreturn's was bad"
 			: f.error == HUSK_SIGNAL_FROM_HOST ? "husk received it and passed it on"
+			: f.error == HUSK_SIGNAL_NO_MEMORY ? "the guest's memory ran out: raise -m"
 							   : "it sent the signal to itself");
 		return 128 + (int)f.signal;
 	}

@@ -136,6 +136,13 @@ static void trap(struct trap_frame *f)
 		return;
 	}
 	uint64_t addr = f->vector == 14 ? read_cr2() : 0;
+	if (f->vector == 14 && (f->error & 3) == 3) { /* a write to a present page: shared after fork? */
+		int r = mm_cow_fault(addr);
+		if (r > 0)
+			return;
+		if (r < 0)
+			signal_out_of_memory(); /* as Linux's OOM killer would */
+	}
 	int retry;
 	if (program_push_fault(f, addr, &retry) && retry)
 		return;
@@ -157,11 +164,11 @@ static void trap(struct trap_frame *f)
 void trap_handler(struct trap_frame *f)
 {
 	trap(f);
-	uint64_t stage = f->rsp - 128 - 16;
-	if (!mm_is_program(stage) || user_ok((void *)stage, 16))
+	uint64_t stage = f->rsp - 128 - 32; /* rflags and rip, and resume_staged's two pushes */
+	if (!mm_is_program(stage) || user_write_ok((void *)stage, 32))
 		return;
 	if (!in_kernel(f))
 		program_fault(f, 14, 2, stage);
-	if (in_kernel(f) || !user_ok((void *)(f->rsp - 128 - 16), 16))
+	if (in_kernel(f) || !user_write_ok((void *)(f->rsp - 128 - 32), 32))
 		signal_die(SIGSEGV); /* no room for its handler's frame, or no program state to give it */
 }

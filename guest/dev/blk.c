@@ -9,6 +9,7 @@
 #include "husk/virtio_blk.h"
 #include "kernel.h"
 #include "dev/virtio.h"
+#include "mm/mm.h"
 
 #define MAX_REQUEST (1u << 20) /* bytes per request: bounds one host pread */
 _Static_assert(MAX_REQUEST <= HUSK_BLK_MAX_REQUEST, "the VMM refuses larger requests");
@@ -43,6 +44,8 @@ static int transfer(void *ctx, uint32_t type, uint64_t sector, void *buf, uint32
 	uint64_t bytes = (uint64_t)count * SECTOR;
 	if (sector > b->bd.sectors || count > b->bd.sectors - sector)
 		return -EIO;
+	if (type == VIRTIO_BLK_T_IN && mm_is_program((uintptr_t)buf) && !user_write_ok(buf, bytes))
+		return -EFAULT; /* the device writes the pages themselves: none may be shared after fork */
 	char *p = buf;
 	while (bytes) {
 		uint32_t k = bytes < MAX_REQUEST ? (uint32_t)bytes : MAX_REQUEST;

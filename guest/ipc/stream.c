@@ -33,7 +33,7 @@ struct file *stream_get(long fd, const struct stream_ops *ops)
 
 int stream_wait(uint64_t deadline)
 {
-	current->futex = &io_queue;
+	current->futex = &io_queue, current->futex_at = 0;
 	current->futex_bitset = ~0u;
 	return sched_block(deadline, 1);
 }

@@ -18,10 +18,23 @@
  * a block, from the top of the arena down; fork gives the child the same
  * pages (pmem_share), so parent and child see each other's writes.
  *
+ * Fork shares everything else copy-on-write: parent and child map the same
+ * blocks and pages read-only, and the first write to one (a page fault, the
+ * program's or the kernel's on its behalf: CR0.WP is on) copies its 4 KiB
+ * page, or makes it writable again when no other process uses it (cow).  A
+ * block one side writes to is taken apart into 4 KiB pages first (to_pages),
+ * as Linux splits a huge page, and made one block again when that side goes
+ * on writing there (collapse).  When the parent or child goes, what the
+ * other alone holds now is made writable at once (take_back_writes).  So a
+ * child costs what it writes, not what its parent has: a fork of a 30 MB
+ * CPython is a few page-table entries, and 100 of them fit where 100 copies
+ * did not.
+ *
  * Of the protections only PROT_NONE is enforced, in the arena: its pages are
  * made not present (a block's mapping is split into 4 KiB ones for them), and
  * system calls refuse them (EFAULT).  Read-only and no-exec are not: the
- * program shares the kernel's privilege, which writes through any mapping. */
+ * program shares the kernel's privilege, and a page not writable is one
+ * shared copy-on-write. */
 #include <errno.h>
 #include <string.h>
 #include "kernel.h"
@@ -38,6 +51,7 @@ enum region_kind {
 };
 
 #define PTE_PRESENT 1ull
+#define PTE_WRITABLE 2ull
 #define PTE_TABLE (1ull | 2ull | 4ull) /* present, writable, user: kvm_pvm wants U on every level */
 #define PTE_ACCESSED 0x20ull
 #define PDE_HUGE 0x80ull
@@ -45,6 +59,7 @@ enum region_kind {
 #define NPD 3 /* page directories of the program's part: [0, 3 GiB) */
 
 struct mm *mm_current;
+static struct mm *all; /* every address space, linked by next */
 static int flush_pending;
 
 /* Page-table pages are reused only as page tables.  kvm_pvm write-protects
@@ -107,6 +122,19 @@ static void flush_if_needed(void)
 {
 	if (flush_pending)
 		flush_tlb();
+}
+
+/* One mapping of m's became writable (or moved): its translation again. */
+static void flush_one(const struct mm *m, uintptr_t a)
+{
+	if (m != mm_current)
+		return;
+	if (boot.pvm) {
+		long nr = 0x1008; /* FLUSH_TLB_ONE */
+		__asm__ volatile("int $0x1b" : "+a"(nr) : "b"(a) : "memory");
+	} else {
+		__asm__ volatile("invlpg (%0)" : : "r"(a) : "memory");
+	}
 }
 
 static uint64_t *table_of(const struct mm *m, size_t r)
@@ -202,6 +230,7 @@ static void free_region(struct mm *m, size_t r)
 	}
 	}
 	m->region[r] = R_NONE;
+	m->copies[r] = 0;
 	set_pde(m, r, 0);
 }
 
@@ -230,22 +259,166 @@ uint64_t virt_to_phys(const void *p)
 	return (uint64_t)((uintptr_t)k - HUSK_DIRECT_MAP) + (a & (PAGE_SIZE - 1));
 }
 
+/* Region r's block mapped by 512 entries instead, the same pages with the
+ * same rights (R_SPLIT).  -ENOMEM: no page for the table. */
+static int split(struct mm *m, size_t r)
+{
+	uint64_t pde = *pd_entry(m, r), base = pde & PTE_ADDR & ~(BLOCK_SIZE - 1), pt = table_alloc();
+	if (!pt)
+		return -ENOMEM;
+	uint64_t *e = phys_to_virt(pt);
+	for (int i = 0; i < 512; i++) /* writable as the block was: not when shared copy-on-write */
+		e[i] = (base + (uint64_t)i * PAGE_SIZE) | (PTE_TABLE & ~PTE_WRITABLE) | (pde & PTE_WRITABLE);
+	*pd_entry(m, r) = pt | PTE_TABLE;
+	flush_one(m, region_start(r)); /* the same translations: only the block's own goes */
+	m->region[r] = R_SPLIT;
+	return 0;
+}
+
 /* The 4 KiB entry of a (an arena page), splitting its block first if need
  * be.  NULL: no memory for the table. */
 static uint64_t *pte_of(struct mm *m, uintptr_t a)
 {
 	size_t r = a / BLOCK_SIZE;
-	if (m->region[r] == R_BLOCK) {
-		uint64_t pt = table_alloc(), base = *pd_entry(m, r) & PTE_ADDR & ~(BLOCK_SIZE - 1);
-		if (!pt)
-			return 0;
-		uint64_t *e = phys_to_virt(pt);
-		for (int i = 0; i < 512; i++)
-			e[i] = (base + (uint64_t)i * PAGE_SIZE) | PTE_TABLE;
-		set_pde(m, r, pt | PTE_TABLE);
-		m->region[r] = R_SPLIT;
-	}
+	if (m->region[r] == R_BLOCK && split(m, r))
+		return 0;
 	return &table_of(m, r)[(a >> 12) & 511];
+}
+
+/* ---- copy-on-write ----------------------------------------------------------- */
+
+static int block_shared(uint64_t base)
+{
+	for (uint64_t pa = base; pa < base + BLOCK_SIZE; pa += PAGE_SIZE)
+		if (pmem_shared(pa))
+			return 1;
+	return 0;
+}
+
+/* Region r (a block, mapped whole or split) as 4 KiB pages, each its own:
+ * what a write to a block shared copy-on-write needs first. */
+static int to_pages(struct mm *m, size_t r)
+{
+	if (m->region[r] == R_BLOCK && split(m, r))
+		return -ENOMEM;
+	m->region[r] = R_PAGES;
+	return 0;
+}
+
+/* A region a process keeps writing after fork becomes one block again:
+ * after this many of its pages copied one by one, the rest is copied at
+ * once.  On kvm_pvm each fault costs ~40 us (the trap, and a shadow entry
+ * for the new mapping): a block written page by page ~25 ms, copied whole
+ * ~1 ms.  A process that writes a few pages here and there (a CPython
+ * child's reference counts) copies only those. */
+#define COPIES_BEFORE_BLOCK 8
+/* Only while more than this share of memory is free: a hundred children of
+ * a big parent must fit. */
+#define BLOCKS_WHILE_FREE 4 /* a quarter */
+
+static int collapse(struct mm *m, size_t r)
+{
+	uintptr_t rs = region_start(r);
+	if (rs + BLOCK_SIZE > m->hi || pmem_free_bytes() < pmem_total_bytes() / BLOCKS_WHILE_FREE + BLOCK_SIZE)
+		return 0; /* the stack's regions stay in pages */
+	for (uintptr_t a = rs > m->lo ? rs : m->lo; a < rs + BLOCK_SIZE; a += PAGE_SIZE)
+		if (bit_get(m->shared, pg(m, a)) || bit_get(m->noaccess, pg(m, a)))
+			return 0;
+	uint64_t pa = pmem_alloc_block(0), pde = *pd_entry(m, r), *pt = table_of(m, r);
+	if (!pa)
+		return 0;
+	for (int i = 0; i < 512; i++)
+		if (pt[i]) { /* not backed: zero in the block */
+			memcpy(phys_to_virt(pa + (uint64_t)i * PAGE_SIZE), phys_to_virt(pt[i] & PTE_ADDR), PAGE_SIZE);
+			pmem_free(pt[i] & PTE_ADDR, 1);
+		}
+	set_pde(m, r, pa | PTE_TABLE | PDE_HUGE);
+	table_free(pde & PTE_ADDR);
+	m->region[r] = R_BLOCK;
+	m->copies[r] = 0;
+	flush_if_needed();
+	return 1;
+}
+
+/* A write to a's page, which m may share copy-on-write: the page becomes
+ * m's own, copied unless m is its last user.  1: done; 0: a is not such a
+ * page (not backed, PROT_NONE, or writable already); -ENOMEM. */
+static int cow(struct mm *m, uintptr_t a)
+{
+	a &= ~(PAGE_SIZE - 1);
+	if (a < m->image_lo || a >= m->stack_top)
+		return 0;
+	size_t r = a / BLOCK_SIZE;
+	uint64_t *pde = pd_entry(m, r), *e;
+	switch (m->region[r]) {
+	case R_NONE:
+		return 0;
+	case R_BLOCK:
+		if (*pde & PTE_WRITABLE)
+			return 0;
+		if (!block_shared(*pde & PTE_ADDR & ~(BLOCK_SIZE - 1))) {
+			*pde |= PTE_WRITABLE; /* the other users are gone */
+			flush_one(m, a);
+			return 1;
+		}
+		if (to_pages(m, r))
+			return -ENOMEM;
+		break;
+	case R_SPLIT: /* its entries must stay the block's: writable in place, or taken apart */
+		e = &table_of(m, r)[(a >> 12) & 511];
+		if (!(*e & PTE_PRESENT) || (*e & PTE_WRITABLE))
+			return 0;
+		if (pmem_shared(*e & PTE_ADDR) && to_pages(m, r))
+			return -ENOMEM;
+		break;
+	}
+	e = &table_of(m, r)[(a >> 12) & 511];
+	if (!(*e & PTE_PRESENT) || (*e & PTE_WRITABLE))
+		return 0;
+	uint64_t old = *e & PTE_ADDR;
+	if (pmem_shared(old)) {
+		if (m->copies[r] + 1 >= COPIES_BEFORE_BLOCK && collapse(m, r))
+			return 1;
+		if (m->copies[r] < 255)
+			m->copies[r]++;
+		uint64_t pa = pmem_alloc(1);
+		if (!pa) {
+			REPORT->denied_enomem++;
+			return -ENOMEM;
+		}
+		memcpy(phys_to_virt(pa), phys_to_virt(old), PAGE_SIZE);
+		pmem_free(old, 1); /* one user fewer */
+		*e = pa | (*e & ~PTE_ADDR);
+	}
+	*e |= PTE_WRITABLE;
+	flush_one(m, a);
+	return 1;
+}
+
+int mm_cow_fault(uintptr_t a)
+{
+	return mm_current ? cow(mm_current, a) : 0;
+}
+
+int user_write_ok(void *p, size_t len)
+{
+	if (!user_ok(p, len))
+		return 0;
+	for (uintptr_t a = (uintptr_t)p & ~(PAGE_SIZE - 1); a < (uintptr_t)p + len; a += PAGE_SIZE)
+		if (cow(mm_current, a) < 0)
+			return 0;
+	return 1;
+}
+
+void *mm_page_for_write(struct mm *m, uintptr_t a)
+{
+	return m && cow(m, a) >= 0 ? mm_page(m, a) : 0;
+}
+
+int mm_is_shared(uintptr_t a)
+{
+	const struct mm *m = mm_current;
+	return m && a >= m->lo && a < m->hi && bit_get(m->shared, pg(m, a));
 }
 
 /* Pages [a, a+len) of the arena present (or not): -ENOMEM when a table
@@ -304,7 +477,17 @@ static void release(struct mm *m, uintptr_t a, size_t len)
 		int empty = rs >= m->lo && re <= m->hi && bits_clear(m->used, pg(m, rs), BLOCK_SIZE / PAGE_SIZE);
 		if (empty) {
 			free_region(m, r);
-		} else if (m->region[r] == R_PAGES) { /* a shared page is freed by its last user */
+			a = next;
+			continue;
+		}
+		if (m->region[r] == R_BLOCK || m->region[r] == R_SPLIT) { /* cleared in place, unless shared */
+			int shared = 0;
+			for (uintptr_t p = a; p < next && !shared; p += PAGE_SIZE)
+				shared = pmem_shared(virt_to_phys(mm_page(m, p)));
+			if (shared && to_pages(m, r))
+				REPORT->denied_enomem++; /* no table: the shared pages stay as they were */
+		}
+		if (m->region[r] == R_PAGES) { /* a shared page is freed by its last user */
 			uint64_t *pt = table_of(m, r);
 			for (uintptr_t p = a; p < next; p += PAGE_SIZE) {
 				uint64_t *e = &pt[(p >> 12) & 511];
@@ -316,7 +499,8 @@ static void release(struct mm *m, uintptr_t a, size_t len)
 			}
 		} else if (m->region[r] != R_NONE) {
 			for (uintptr_t p = a; p < next; p += PAGE_SIZE)
-				memset(mm_page(m, p), 0, PAGE_SIZE);
+				if (!pmem_shared(virt_to_phys(mm_page(m, p))))
+					memset(mm_page(m, p), 0, PAGE_SIZE);
 		}
 		a = next;
 	}
@@ -342,7 +526,7 @@ static struct mm *mm_new(uint64_t ram_size)
 		return 0;
 	m->refs = 1;
 	m->stack_top = ram_size;
-	m->region = kalloc(ram_size / BLOCK_SIZE);
+	m->region = kalloc(2 * (ram_size / BLOCK_SIZE)); /* and copies */
 	uint64_t root = table_alloc(), pdpt = root ? table_alloc() : 0, pd[NPD] = { 0 };
 	for (int i = 0; i < NPD && pdpt; i++)
 		if (!(pd[i] = table_alloc()))
@@ -353,10 +537,13 @@ static struct mm *mm_new(uint64_t ram_size)
 				table_free(pd[i]);
 		if (root)
 			table_free(root);
-		kfree(m->region, ram_size / BLOCK_SIZE);
+		kfree(m->region, 2 * (ram_size / BLOCK_SIZE));
 		kfree(m, sizeof *m);
 		return 0;
 	}
+	m->copies = m->region + ram_size / BLOCK_SIZE;
+	m->next = all;
+	all = m;
 	const uint64_t *boot_pml4 = phys_to_virt(HUSK_PML4), *boot_pdpt = phys_to_virt(HUSK_PDPT),
 		       *boot_pd = phys_to_virt(HUSK_PD);
 	uint64_t *pml4 = phys_to_virt(root), *dir = phys_to_virt(pdpt);
@@ -386,8 +573,11 @@ struct mm *mm_boot(uint64_t image_end, uint64_t ram_size, uintptr_t data, size_t
 	if (data_len)
 		pmem_reserve(data_lo, data_hi - data_lo);
 	struct mm *m = kalloc(sizeof *m);
-	if (!m || !(m->region = kalloc(ram_size / BLOCK_SIZE)))
+	if (!m || !(m->region = kalloc(2 * (ram_size / BLOCK_SIZE))))
 		panic("no memory for the program's address space");
+	m->copies = m->region + ram_size / BLOCK_SIZE;
+	m->next = all;
+	all = m;
 	m->refs = 1;
 	m->boot = 1;
 	m->root = HUSK_PML4;
@@ -412,9 +602,9 @@ struct mm *mm_boot(uint64_t image_end, uint64_t ram_size, uintptr_t data, size_t
 	return m;
 }
 
-/* Which pages of the parent a fork copies: the image, what the arena handed
- * out, and the stack pages ever touched (a page the program never touched is
- * still zero). */
+/* Which of the parent's pages a fork shares: the image, what the arena handed
+ * out, and the stack pages ever touched (one the program never touched is
+ * still zero: the child backs its own when it does). */
 static int fork_wants(const struct mm *p, uintptr_t a, uint64_t entry)
 {
 	if (a < p->lo)
@@ -424,45 +614,65 @@ static int fork_wants(const struct mm *p, uintptr_t a, uint64_t entry)
 	return entry & PTE_ACCESSED;
 }
 
-/* A region the child gets page by page: fewer pages than this to copy (a
- * small program's whole arena; each page is a first touch on kvm_pvm, ~10
- * us, against one for a block, but a block is 2 MiB of the guest's memory). */
-#define SPARSE_PAGES 64
+static void write_protect(struct mm *m, uint64_t *e)
+{
+	if (*e & PTE_WRITABLE) {
+		*e &= ~PTE_WRITABLE;
+		changed(m);
+	}
+}
 
+/* One more user of each page of a block. */
+static int share_block(uint64_t base)
+{
+	for (uint64_t pa = base; pa < base + BLOCK_SIZE; pa += PAGE_SIZE)
+		if (pmem_share(pa)) {
+			while (pa > base)
+				pmem_free(pa -= PAGE_SIZE, 1);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+/* The child maps what the parent has in region r, both read-only (but
+ * MAP_SHARED pages), one more user of each page. */
 static int fork_region(struct mm *c, struct mm *p, size_t r)
 {
-	uintptr_t from = region_start(r) > p->image_lo ? region_start(r) : p->image_lo;
-	uintptr_t to = region_start(r + 1) < p->stack_top ? region_start(r + 1) : p->stack_top;
-	const uint64_t *ppt = p->region[r] == R_BLOCK ? 0 : table_of(p, r);
-	size_t wanted = 0;
-	for (uintptr_t a = from; a < to && wanted < SPARSE_PAGES; a += PAGE_SIZE)
-		wanted += ppt ? ppt[(a >> 12) & 511] && fork_wants(p, a, ppt[(a >> 12) & 511]) : fork_wants(p, a, 0);
-	if (p->region[r] != R_PAGES && wanted >= SPARSE_PAGES) {
-		uint64_t pa = pmem_alloc_block(0);
-		if (pa) {
-			*pd_entry(c, r) = pa | PTE_TABLE | PDE_HUGE;
-			c->region[r] = R_BLOCK;
-			for (uintptr_t a = from; a < to; a += PAGE_SIZE)
-				if (fork_wants(p, a, 0))
-					memcpy(phys_to_virt(pa + (a - region_start(r))), mm_page(p, a), PAGE_SIZE);
-			return 0;
-		}
-	}
-	for (uintptr_t a = from; a < to; a += PAGE_SIZE) {
-		uint64_t e = ppt ? ppt[(a >> 12) & 511] : PTE_ACCESSED;
-		if (!e || !fork_wants(p, a, e))
-			continue;
-		if (a >= p->lo && a < p->hi && bit_get(p->shared, pg(p, a))) { /* the same page */
-			if (back_as(c, r, a, a, 0) || pmem_share(e & PTE_ADDR))
-				return -ENOMEM;
-			table_of(c, r)[(a >> 12) & 511] = e;
-			continue;
-		}
-		if (back_as(c, r, a, a + PAGE_SIZE, 0))
+	uint64_t *pde = pd_entry(p, r);
+	if (p->region[r] != R_PAGES) { /* a block: shared whole */
+		uint64_t base = p->region[r] == R_BLOCK ? *pde & PTE_ADDR & ~(BLOCK_SIZE - 1) : table_of(p, r)[0] & PTE_ADDR;
+		uint64_t t = p->region[r] == R_SPLIT ? table_alloc() : 0;
+		if ((p->region[r] == R_SPLIT && !t) || share_block(base)) {
+			if (t)
+				table_free(t);
 			return -ENOMEM;
-		uint64_t *ce = &table_of(c, r)[(a >> 12) & 511];
-		memcpy(phys_to_virt(*ce & PTE_ADDR), mm_page(p, a), PAGE_SIZE);
-		*ce |= PTE_ACCESSED; /* for its own forks */
+		}
+		if (p->region[r] == R_BLOCK) {
+			write_protect(p, pde);
+			*pd_entry(c, r) = *pde;
+		} else {
+			uint64_t *ppt = table_of(p, r), *cpt = phys_to_virt(t);
+			for (int i = 0; i < 512; i++) {
+				write_protect(p, &ppt[i]);
+				cpt[i] = ppt[i];
+			}
+			*pd_entry(c, r) = t | PTE_TABLE;
+		}
+		c->region[r] = p->region[r];
+		return 0;
+	}
+	if (back_as(c, r, 0, 0, 0)) /* the child's table */
+		return -ENOMEM;
+	uint64_t *ppt = table_of(p, r), *cpt = table_of(c, r);
+	for (int i = 0; i < 512; i++) {
+		uintptr_t a = region_start(r) + (uintptr_t)i * PAGE_SIZE;
+		if (!ppt[i] || a < p->image_lo || !fork_wants(p, a, ppt[i]))
+			continue;
+		if (pmem_share(ppt[i] & PTE_ADDR))
+			return -ENOMEM;
+		if (!(a >= p->lo && a < p->hi && bit_get(p->shared, pg(p, a))))
+			write_protect(p, &ppt[i]);
+		cpt[i] = ppt[i];
 	}
 	return 0;
 }
@@ -473,23 +683,23 @@ struct mm *mm_fork(struct mm *p)
 	if (!c)
 		return 0;
 	c->lo = p->lo, c->hi = p->hi, c->brk = p->brk, c->free_hint = p->free_hint;
+	c->forked_from = p;
 	if (alloc_maps(c))
 		goto fail;
 	memcpy(c->used, p->used, p->words * 8);
 	memcpy(c->shared, p->shared, p->words * 8);
+	memcpy(c->noaccess, p->noaccess, p->words * 8); /* the entries shared are not present either */
+	c->noaccess_pages = p->noaccess_pages;
 	for (size_t r = p->image_lo / BLOCK_SIZE; r < p->stack_top / BLOCK_SIZE; r++)
 		if (p->region[r] != R_NONE && fork_region(c, p, r))
 			goto fail;
-	if (p->noaccess_pages) {
-		for (size_t i = 0; i < p->words * 64 && i < pg(p, p->hi); i++)
-			if (bit_get(p->noaccess, i) && set_access(c, p->lo + i * PAGE_SIZE, PAGE_SIZE, 0))
-				goto fail;
-	}
+	flush_if_needed(); /* the parent's pages are read-only now */
 	if (p->exe)
 		mm_set_exe(c, p->exe, p->exe_dev, p->exe_ino);
 	c->layout = p->layout;
 	return c;
 fail:
+	flush_if_needed();
 	REPORT->denied_enomem++;
 	mm_put(c);
 	return 0;
@@ -520,6 +730,32 @@ long mm_image_done(struct mm *m, uintptr_t end)
 	return alloc_maps(m);
 }
 
+/* m's pages shared copy-on-write that no other process uses any more made
+ * writable again: when the parent or a child it shared them with goes (an
+ * exit, an exec), m writes on without a fault for each (a shell's fork +
+ * exec).  A stale read-only translation is only a fault that finds the
+ * entry writable. */
+static void take_back_writes(struct mm *m)
+{
+	for (size_t r = m->image_lo / BLOCK_SIZE; r < m->stack_top / BLOCK_SIZE; r++) {
+		uint64_t *pde = pd_entry(m, r);
+		if (m->region[r] == R_BLOCK) {
+			if (!(*pde & PTE_WRITABLE) && !block_shared(*pde & PTE_ADDR & ~(BLOCK_SIZE - 1))) {
+				*pde |= PTE_WRITABLE;
+				changed(m);
+			}
+		} else if (m->region[r] != R_NONE) {
+			uint64_t *pt = table_of(m, r);
+			for (int i = 0; i < 512; i++)
+				if ((pt[i] & (PTE_PRESENT | PTE_WRITABLE)) == PTE_PRESENT && !pmem_shared(pt[i] & PTE_ADDR)) {
+					pt[i] |= PTE_WRITABLE;
+					changed(m);
+				}
+		}
+	}
+	flush_if_needed();
+}
+
 void mm_put(struct mm *m)
 {
 	if (!m || --m->refs > 0)
@@ -531,10 +767,20 @@ void mm_put(struct mm *m)
 		if (m->boot)
 			*pd_entry(m, r) = 0; /* the VMM mapped every block to itself */
 	}
+	struct mm **link = &all;
+	while (*link != m)
+		link = &(*link)->next;
+	*link = m->next;
+	for (struct mm *o = all; o; o = o->next)
+		if (o->forked_from == m || o == m->forked_from) {
+			take_back_writes(o);
+			if (o->forked_from == m)
+				o->forked_from = 0;
+		}
 	kfree(m->used, m->words * 8);
 	kfree(m->noaccess, m->words * 8);
 	kfree(m->shared, m->words * 8);
-	kfree(m->region, m->stack_top / BLOCK_SIZE);
+	kfree(m->region, 2 * (m->stack_top / BLOCK_SIZE));
 	if (m->exe)
 		kfree(m->exe, strlen(m->exe) + 1);
 	if (!m->boot) {

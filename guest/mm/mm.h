@@ -9,6 +9,7 @@ struct mm {
 	uint64_t root;           /* physical address of its PML4 */
 	uint64_t *pd[3];         /* its page directories of [0, 3 GiB), 512 entries each */
 	uint8_t *region;         /* per 2 MiB of [0, stack_top): enum region_kind */
+	uint8_t *copies;         /* per 2 MiB: pages copied on write one by one (mm.c collapse) */
 	uintptr_t image_lo;      /* the program's image: [image_lo, lo) */
 	uintptr_t lo, hi;        /* the arena: [end of the image, the stack) */
 	uintptr_t brk;
@@ -19,6 +20,8 @@ struct mm {
 	size_t noaccess_pages, free_hint, words;
 	int boot;                /* the first program's: its tables are the VMM's */
 	int refs;                /* processes using it (a vfork child borrows it) */
+	struct mm *forked_from;  /* the parent's, while both exist (pages shared copy-on-write) */
+	struct mm *next;         /* every address space (mm.c) */
 	/* What /proc shows of the program in it (fs/procfs.c), as Linux's
 	 * mm_struct keeps it: set by execve (the first program's exe by
 	 * procfs.c), copied by fork. */
@@ -38,8 +41,9 @@ extern struct mm *mm_current;
  * boot data in its arena (the script, given back by mem_release_boot_data).
  * Physical memory starts here too. */
 struct mm *mm_boot(uint64_t image_end, uint64_t ram_size, uintptr_t data, size_t data_len);
-/* A copy of parent for fork: the image, every page its arena handed out, the
- * stack pages it ever touched.  NULL: no memory. */
+/* The child's for fork: the parent's image, every page its arena handed out
+ * and the stack pages it ever touched, shared copy-on-write (MAP_SHARED
+ * pages shared for good).  NULL: no memory. */
 struct mm *mm_fork(struct mm *parent);
 /* An empty address space for execve; the image is put in with mm_map_image. */
 struct mm *mm_create(uint64_t ram_size);
@@ -47,8 +51,10 @@ struct mm *mm_create(uint64_t ram_size);
 long mm_map_image(struct mm *m, uintptr_t a, size_t len);
 /* The image is in: the arena starts above end. */
 long mm_image_done(struct mm *m, uintptr_t end);
-/* Where the kernel reaches m's page holding a (NULL: not backed). */
+/* Where the kernel reaches m's page holding a (NULL: not backed); to write
+ * it, made m's own first if it shares it copy-on-write (NULL: no memory). */
 void *mm_page(struct mm *m, uintptr_t a);
+void *mm_page_for_write(struct mm *m, uintptr_t a);
 void mm_put(struct mm *m);
 /* MAP_SHARED: len bytes of pages the mapping shares, anonymous (page NULL:
  * new zero pages) or a file's (page(ctx, i): the kernel address of its page
@@ -58,6 +64,12 @@ long mm_map_shared(size_t len, void *(*page)(void *ctx, uint64_t i), void *ctx);
 void mm_switch(struct mm *m);
 /* A fault in the program at a: 1 when it was a stack page to back now. */
 int mm_fault(uintptr_t a);
+/* A write fault at a (the program's, or the kernel's on its behalf): 1 when
+ * a's page was shared copy-on-write and is the process's own now; 0 when it
+ * was not such a page; -ENOMEM when no page is left for the copy. */
+int mm_cow_fault(uintptr_t a);
+/* Whether a is in a MAP_SHARED page of the current process. */
+int mm_is_shared(uintptr_t a);
 /* Whether a is in the current program's part of the address space
  * (mapped or not), not the kernel's. */
 int mm_is_program(uintptr_t a);

@@ -123,6 +123,11 @@ int pmem_share(uint64_t pa)
 	return 0;
 }
 
+int pmem_shared(uint64_t pa)
+{
+	return extra_refs && extra_refs[pa / PAGE_SIZE];
+}
+
 uint64_t pmem_free_bytes(void)
 {
 	return (uint64_t)nfree * PAGE_SIZE;

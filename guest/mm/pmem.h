@@ -30,6 +30,8 @@ void pmem_free(uint64_t pa, size_t n);
 /* One more user of the page (a shared mapping): each pmem_free takes one
  * away.  -1: no memory for the count, or too many users. */
 int pmem_share(uint64_t pa);
+/* Whether the page has more than one user. */
+int pmem_shared(uint64_t pa);
 uint64_t pmem_free_bytes(void);
 uint64_t pmem_total_bytes(void);
 #endif

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* futex(2): what musl's and glibc's threads, locks and condition variables
  * use (WAIT, WAKE, their BITSET forms, REQUEUE, CMP_REQUEUE, WAKE_OP; no
- * priority inheritance).  One address space, so a futex is its address;
- * waiters are blocked tasks whose `futex` names it. */
+ * priority inheritance).  Waiters are blocked tasks whose `futex` and
+ * `futex_at` name the word. */
 #include <errno.h>
 #include "kernel.h"
+#include "mm/mm.h"
 #include "mm/pmem.h"
 #include "proc/futex.h"
 #include "proc/sched.h"
@@ -27,29 +28,38 @@ static int word_ok(const uint32_t *a)
 	return (uintptr_t)a % 4 == 0 && user_ok(a, 4);
 }
 
-/* A futex is its word's physical address: processes share one through a
- * shared mapping (at any address), and a fork's copies of a word at the
- * same address are different futexes. */
-static const void *key(const uint32_t *a)
+/* A futex is its word in its address space, as Linux's private keys: a
+ * fork's copy of a word at the same address is another futex, and a word
+ * stays the same futex when a write copies its page after a fork (the
+ * physical address changes then).  A word in a shared mapping is its
+ * physical page's, which processes share at any address. */
+struct key { const void *space; uintptr_t at; };
+static const char physical; /* the space of words in shared mappings */
+
+static struct key key(const uint32_t *a)
 {
-	return (const void *)(uintptr_t)virt_to_phys(a);
+	if (!mm_is_program((uintptr_t)a))
+		return (struct key){ a, 0 }; /* the kernel's own (ipc/stream.c's queue) */
+	if (mm_is_shared((uintptr_t)a))
+		return (struct key){ &physical, (uintptr_t)virt_to_phys(a) };
+	return (struct key){ mm_current, (uintptr_t)a };
 }
 
 /* Wakes (or, with to, moves to the futex `to`) at most n waiters of `a`
  * whose bitset meets `bits`, in task order from the caller on. */
 static long for_waiters(const uint32_t *word, long n, uint32_t bits, const uint32_t *to_word)
 {
-	const void *a = key(word), *to = to_word ? key(to_word) : 0;
+	struct key a = key(word), to = to_word ? key(to_word) : (struct key){ 0, 0 };
 	long done = 0;
 	struct task *t = current;
 	do {
 		t = t->next;
 		if (done >= n)
 			break;
-		if (t->state != TASK_BLOCKED || t->futex != a || !(t->futex_bitset & bits))
+		if (t->state != TASK_BLOCKED || t->futex != a.space || t->futex_at != a.at || !(t->futex_bitset & bits))
 			continue;
-		if (to)
-			t->futex = to;
+		if (to.space)
+			t->futex = to.space, t->futex_at = to.at;
 		else
 			sched_wake(t, 0);
 		done++;
@@ -98,7 +108,8 @@ static long wait(uint32_t *a, uint32_t val, const struct timespec_k *ts, int abs
 		return -EINVAL;
 	if (__atomic_load_n(a, __ATOMIC_SEQ_CST) != val)
 		return -EAGAIN;
-	current->futex = key(a);
+	struct key k = key(a);
+	current->futex = k.space, current->futex_at = k.at;
 	current->futex_bitset = bits;
 	return sched_block(deadline, 1);
 }

@@ -173,7 +173,7 @@ static long spawn(int vfork, uint64_t stack, uint32_t *ptid, uint32_t *ctid, uns
 	if (flags & CLONE_PARENT_SETTID)
 		*ptid = (uint32_t)c->pid;
 	if (flags & CLONE_CHILD_SETTID) { /* in the child's memory */
-		uint32_t *at = mm_page(c->mm, (uintptr_t)ctid);
+		uint32_t *at = mm_page_for_write(c->mm, (uintptr_t)ctid);
 		if (at)
 			*(uint32_t *)((char *)at + ((uintptr_t)ctid & (PAGE_SIZE - 1))) = (uint32_t)c->pid;
 	}

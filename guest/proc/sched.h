@@ -60,7 +60,8 @@ struct task {
 	uint64_t cpu_ns;              /* CPU time, up to its last switch */
 	/* while TASK_BLOCKED */
 	uint64_t wake_at;             /* monotonic ns, 0: no deadline */
-	const void *futex;            /* the futex word it waits on, or 0 */
+	const void *futex;            /* what it waits on, or 0: a futex's space (futex.c), */
+	uintptr_t futex_at;           /* and its word there */
 	uint32_t futex_bitset;
 	int wake_result;              /* what sched_block returns: 0, -ETIMEDOUT, -EINTR */
 	int interruptible;            /* a signal it does not block wakes it */

@@ -125,6 +125,11 @@ _Noreturn void signal_die(int sig)
 	die(sig, HUSK_SIGNAL_SENT);
 }
 
+_Noreturn void signal_out_of_memory(void)
+{
+	die(SIGKILL, HUSK_SIGNAL_NO_MEMORY);
+}
+
 /* A frame the kernel cannot build or take back: the program dies of SIGSEGV. */
 static _Noreturn void bad_frame(void)
 {
@@ -314,8 +319,8 @@ static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *inf
 		sp -= RED_ZONE;
 	uint64_t fp = (sp - FP_SIZE) & ~63ul;
 	sp = ((fp - sizeof(struct rt_sigframe)) & ~15ul) - 8; /* as after a call */
-	if (sp > fp || !user_ok((void *)sp, fp + FP_SIZE - sp))
-		return 0;
+	if (sp > fp || !user_write_ok((void *)sp, fp + FP_SIZE - sp))
+		return 0; /* (written on the exception stack: no fault may come) */
 	__asm__ volatile("fxsave64 (%0)" : : "r"(fp) : "memory");
 	struct rt_sigframe *f = (struct rt_sigframe *)sp;
 	memset(f, 0, sizeof *f);
@@ -343,7 +348,7 @@ static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *inf
 static void return_prepare(struct user_regs *r)
 {
 	uint64_t *land = (uint64_t *)(r->rsp - RED_ZONE - 16);
-	if (!user_ok(land, 16))
+	if (!user_write_ok(land - 2, 32)) /* and resume_staged's two pushes */
 		bad_frame(); /* no room below the stack to return to the program */
 	land[0] = r->rflags, land[1] = r->rip;
 	r->rsp = (uintptr_t)land;

@@ -71,6 +71,8 @@ void signal_recompute(void);
 int signal_sleep(uint64_t ns);
 /* The run ends as if killed by sig (the status Linux gives). */
 _Noreturn void signal_die(int sig);
+/* The current process dies of SIGKILL: memory ran out for a page it wrote. */
+_Noreturn void signal_out_of_memory(void);
 
 /* ppoll, pselect6, epoll_pwait: mask while waiting, then the old one back,
  * after the handler of the signal that ended the wait (result -EINTR). */

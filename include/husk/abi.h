@@ -81,6 +81,7 @@
 #define HUSK_SIGNAL_SENT      0 /* it sent the signal to itself */
 #define HUSK_SIGNAL_BAD_FRAME 1 /* SIGSEGV: a handler's frame did not fit, or rt_sigreturn's was bad */
 #define HUSK_SIGNAL_FROM_HOST 2 /* husk received it (report.host_signals) */
+#define HUSK_SIGNAL_NO_MEMORY 3 /* SIGKILL: no page left to copy one it wrote that it shared after fork */
 /* The guest kernel sets i_generation to this in every inode it writes to an
  * ext2 disk; husk builds the workdir image with 0 there.  After the run an
  * inode still at 0 and at the name it was copied to is one the program left

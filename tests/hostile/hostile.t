@@ -311,6 +311,10 @@ for libc in husk stock; do
 	is "$st:$(out 46 | tail -1)" "0:0 unexpected" \
 		"46 the direction flag set at system calls, ticks, switches and faults ($libc libc): the kernel's copies stay right"
 	grep UNEXPECTED "$TMP/46.out" | sed 's/^/# /'
+	hrun 47 -t 30 "$BIN/47-cow-kernel-writes.$libc" </dev/null
+	is "$st:$(out 47 | tail -1)" "0:0 unexpected" \
+		"47 the kernel writes into pages a child shares with its parent after fork ($libc libc): pipes, /dev/zero, getrandom, stat, recvmsg, wait4, a fault's frame on an alternate stack; only the child's copy changes"
+	grep UNEXPECTED "$TMP/47.out" | sed 's/^/# /'
 done
 
 # --- the host after everything -----------------------------------------------------

@@ -10,14 +10,14 @@
 # its path in the guest with PROCESSES_SELF=/workdir/processes.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 19
+plan 21
 for door in stock husk; do
 	W=$TMP/w-$door
 	mkdir -p "$W"
 	cp "$PROGS/$door/processes" "$W/processes"
 	out=$("$HUSK" run -t 60 --stats -w "$W" -e PROCESSES_SELF=/workdir/processes "$W/processes" 2> "$TMP/err"); st=$?
-	is "$st:$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "0:45/0/done 45" \
-		"$door libc: fork (copied memory, pids), exit statuses, wait4/waitpid/waitid, signals, SIGCHLD, descriptors across fork and exec, vfork, posix_spawn, execve, an orphan, groups and sessions, kill(pid, 0), fork beside threads"
+	is "$st:$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "0:51/0/done 51" \
+		"$door libc: fork (copied memory, pids; copy-on-write: 24 children of a 64 MB parent at once, kernel and device writes into shared pages, a waiter's futex, a handler's frame), exit statuses, wait4/waitpid/waitid, signals, SIGCHLD, descriptors across fork and exec, vfork, posix_spawn, execve, an orphan, groups and sessions, kill(pid, 0), fork beside threads"
 	echo "$out" | grep '^not ok' | sed 's/^/# /'
 	echo "$out" | grep '^# fork+wait' # the cost, not asserted
 	made=$(echo "$out" | sed -n 's/^# \([0-9]*\) processes created$/\1/p')
@@ -29,6 +29,13 @@ for door in stock husk; do
 	out=$("$HUSK" run -t 30 --pids 8 "$PROGS/$door/processes" fork-limit 2>&1); st=$?
 	is "$st:$(echo "$out" | tr '\n' '|')" "0:fork-limit: 6 children, then EAGAIN; 6 reaped|fork-limit: the parent goes on; its child exit 0|" \
 		"$door libc: a child forks until fork fails under --pids 8: 6 grandchildren, then EAGAIN; they exit, are reaped, the parent goes on"
+
+	# Copy-on-write runs out: 80 MiB shared after fork, then the child writes
+	# them all in 128 MiB.  The child is killed (SIGKILL, as Linux's OOM
+	# killer would), its memory comes back, the parent goes on.
+	out=$("$HUSK" run -t 30 -m 128M "$PROGS/$door/processes" fork-oom 80 2> "$TMP/err"); st=$?
+	is "$st:$out" "0:fork-oom: the child signal 9 (Killed); the parent's 80 MiB intact: yes" \
+		"$door libc: a forked child that writes more than memory holds is killed with SIGKILL; the parent's memory is intact and it goes on"
 done
 
 # pycheck EXPECTED DESCRIPTION SCRIPT [HUSK-OPTIONS...]: the python image runs

@@ -31,7 +31,13 @@
  *                        and "fork-limit: the parent goes on; its child
  *                        exit S"; status 0 if the failure was EAGAIN and
  *                        all were reaped.  Natively as root RLIMIT_NPROC
- *                        does not apply (run it as a user under ulimit -u). */
+ *                        does not apply (run it as a user under ulimit -u).
+ *   fork-oom MB          writes MB MiB, forks a child that writes them all
+ *                        again (each page is copied then), waits: prints
+ *                        "fork-oom: the child STATUS; the parent's MB MiB
+ *                        intact: yes|no".  Natively the child exits 0; in a
+ *                        guest with too little memory it is killed (SIGKILL),
+ *                        as Linux's OOM killer would, and the parent goes on. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -361,6 +367,185 @@ static void check_fork_memory(void)
 	close(p2c[1]);
 	free(big);
 	free(heap);
+}
+
+/* --- fork: copy-on-write ------------------------------------------------ */
+/* Many children of a big parent at once: Linux shares the parent's pages
+ * until one side writes, so 24 children of a 64 MB parent cost what they
+ * write (a copy each would need 1.5 GB). */
+static void check_cow_many(void)
+{
+	enum { KIDS = 24 };
+	const size_t len = 64u << 20;
+	unsigned char *big = malloc(len);
+	int go[2], back[2];
+	if (!big || pipe(go) || pipe(back)) {
+		ok(0, "fork: copy-on-write: set-up failed: %s", strerror(errno));
+		return;
+	}
+	fill(big, len, 5);
+	pid_t pids[KIDS];
+	int forked = 0, err = 0;
+	for (; forked < KIDS; forked++) {
+		pid_t pid = xfork();
+		if (pid < 0) {
+			err = errno;
+			break;
+		}
+		if (pid == 0) {
+			close(go[1]);
+			int good = 1;
+			for (size_t i = 0; i < len; i += 509) /* a sample of every page */
+				good &= big[i] == (unsigned char)(i * 7 + 5 + (i >> 12));
+			size_t mine = (size_t)forked * 7 * 4096 + 100;
+			memset(big + mine, 0xa0 + forked, 4096);
+			good &= big[mine + 4095] == 0xa0 + forked && big[mine - 1] == (unsigned char)((mine - 1) * 7 + 5 + ((mine - 1) >> 12));
+			write_all(back[1], good ? "y" : "n", 1);
+			char c;
+			read(go[0], &c, 1); /* until the parent closes it */
+			_exit(0);
+		}
+		pids[forked] = pid;
+	}
+	close(back[1]);
+	char answers[KIDS + 1] = { 0 };
+	ssize_t got = forked ? read_full(back[0], answers, (size_t)forked) : 0;
+	close(go[1]);
+	int reaped = 0;
+	for (int i = 0; i < forked; i++) {
+		int st;
+		reaped += exited(reap(pids[i], &st), pids[i], st, 0);
+	}
+	close(go[0]);
+	close(back[0]);
+	ok(forked == KIDS && got == KIDS && !strchr(answers, 'n') && reaped == KIDS,
+	   "24 children of a parent with 64 MB written, alive at once: each sees the parent's bytes and its own page "
+	   "written (%d forked%s%s, answers \"%s\", %d exited 0)",
+	   forked, err ? ", then " : "", err ? strerror(err) : "", answers, reaped);
+	ok(same(big, len, 5), "the parent's 64 MB are untouched by its 24 children's writes");
+	free(big);
+}
+
+/* What the kernel writes for a child into pages it shares with its parent
+ * (a pipe's bytes by read, a file's from the disk) is the child's alone. */
+static void check_cow_kernel_writes(void)
+{
+	const size_t len = 256u << 10;
+	unsigned char *pbuf = malloc(len), *fbuf = malloc(len), *fresh = malloc(len);
+	int p[2], back[2];
+	int fd = open(self, O_RDONLY);
+	if (!pbuf || !fbuf || !fresh || pipe(p) || pipe(back) || fd < 0) {
+		ok(0, "fork: kernel writes: set-up failed: %s", strerror(errno));
+		return;
+	}
+	fill(pbuf, len, 7);
+	fill(fbuf, len, 8);
+	pid_t pid = xfork();
+	IF_FORK_FAILED_RETURN(pid, "fork: kernel writes");
+	if (pid == 0) {
+		close(p[1]);
+		ssize_t r = read_full(p[0], pbuf, 5000); /* into the middle of a page and across one */
+		ssize_t f = pread(fd, fbuf, len, 0);
+		ssize_t g = pread(fd, fresh, len, 0);
+		int good = r == 5000 && pbuf[0] == 'x' && pbuf[4999] == 'x' && pbuf[5000] == (unsigned char)(5000 * 7 + 7 + 1) &&
+			   f > 0 && f == g && !memcmp(fbuf, fresh, (size_t)f) && !memcmp(fbuf + 1, "ELF", 3);
+		write_all(back[1], good ? "y" : "n", 1);
+		_exit(0);
+	}
+	close(p[0]);
+	close(back[1]);
+	memset(fresh, 'x', 5000);
+	write_all(p[1], fresh, 5000);
+	close(p[1]);
+	char y = 0;
+	read_full(back[0], &y, 1);
+	int st;
+	pid_t w = reap(pid, &st);
+	close(back[0]);
+	close(fd);
+	ok(y == 'y' && exited(w, pid, st, 0), "a child's read() from a pipe and pread() of a file into buffers it shares "
+					      "with its parent fill its own copies (%c, %s)", y ? y : '?', desc(w, st));
+	ok(same(pbuf, len, 7) && same(fbuf, len, 8), "the parent's buffers are unchanged by what the kernel wrote for its child");
+	free(pbuf);
+	free(fbuf);
+	free(fresh);
+}
+
+/* A futex word moves to another page when a write after fork copies its
+ * page; its waiters must still be found. */
+static pthread_mutex_t cow_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cow_cond = PTHREAD_COND_INITIALIZER;
+static int cow_flag, cow_waiting;
+
+static void *cow_waiter(void *arg)
+{
+	(void)arg;
+	block_alarm();
+	pthread_mutex_lock(&cow_lock);
+	cow_waiting = 1;
+	while (!cow_flag)
+		pthread_cond_wait(&cow_cond, &cow_lock);
+	pthread_mutex_unlock(&cow_lock);
+	return NULL;
+}
+
+static volatile sig_atomic_t cow_handled;
+static void cow_handler(int sig)
+{
+	volatile char on_stack[64];
+	on_stack[0] = (char)sig;
+	cow_handled = on_stack[0];
+}
+
+static void check_cow_futex_and_signal(void)
+{
+	cow_flag = cow_waiting = 0;
+	pthread_t t;
+	int tr = pthread_create(&t, NULL, cow_waiter, NULL);
+	for (int i = 0; i < 1000 && !__atomic_load_n(&cow_waiting, __ATOMIC_SEQ_CST); i++)
+		sleep_ms(1);
+	sleep_ms(20); /* in pthread_cond_wait by now */
+	int hold[2];
+	pipe(hold);
+	pid_t pid = xfork();
+	IF_FORK_FAILED_RETURN(pid, "fork: a waiter's futex");
+	if (pid == 0) {
+		close(hold[1]);
+		char c;
+		read(hold[0], &c, 1); /* alive (sharing the pages) until the parent is done */
+		_exit(0);
+	}
+	close(hold[0]);
+	pthread_mutex_lock(&cow_lock); /* writes to the shared pages: copies them */
+	cow_flag = 1;
+	pthread_cond_signal(&cow_cond);
+	pthread_mutex_unlock(&cow_lock);
+	int jr = tr ? tr : pthread_join(t, NULL);
+	close(hold[1]);
+	int st;
+	pid_t w = reap(pid, &st);
+	ok(!tr && !jr && exited(w, pid, st, 0),
+	   "a thread waiting on a condition variable while its process forks wakes when main signals it after the "
+	   "fork (its futex's page copied by that write; %s)", desc(w, st));
+
+	cow_handled = 0;
+	pid = xfork();
+	IF_FORK_FAILED_RETURN(pid, "fork: a signal handler");
+	if (pid == 0) {
+		signal(SIGUSR1, cow_handler);
+		raise(SIGUSR1); /* its frame goes on the stack the child shares */
+		_exit(cow_handled == SIGUSR1 ? 0 : 1);
+	}
+	w = reap(pid, &st);
+	ok(exited(w, pid, st, 0) && !cow_handled, "a child's signal handler runs on the stack it shares with its parent "
+						  "(%s); the parent's copy is untouched", desc(w, st));
+}
+
+static void check_fork_cow(void)
+{
+	check_cow_many();
+	check_cow_kernel_writes();
+	check_cow_futex_and_signal();
 }
 
 /* --- exit statuses and waits -------------------------------------------- */
@@ -1433,6 +1618,27 @@ static int mode(int argc, char **argv)
 				   open ? "open" : "closed");
 		return write_all(plain, msg, (size_t)len) == len ? 0 : 1;
 	}
+	if (!strcmp(how, "fork-oom") && argc == 3) {
+		size_t len = (size_t)atoi(argv[2]) << 20;
+		unsigned char *b = malloc(len);
+		if (!b)
+			return 2;
+		memset(b, 1, len);
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			for (size_t i = 0; i < len; i += 4096)
+				((volatile unsigned char *)b)[i] = 2; /* every page (a memset before _exit may be dropped) */
+			_exit(0);
+		}
+		int st;
+		pid_t w = pid > 0 ? reap(pid, &st) : -1;
+		size_t i = 0;
+		while (i < len && b[i] == 1)
+			i++;
+		printf("fork-oom: the child %s; the parent's %s MiB intact: %s\n", desc(w, st), argv[2], i == len ? "yes" : "no");
+		return 0;
+	}
 	if (!strcmp(how, "read-exit") && argc == 3) {
 		alarm(5);
 		unsigned char c = 0;
@@ -1469,6 +1675,7 @@ int main(int argc, char **argv)
 	printf("# self: %s, pid %d, parent %d, group %d, session %d\n", self, (int)my_pid, (int)getppid(), (int)my_pgrp,
 	       (int)my_sid);
 	run(check_fork_memory, "fork: memory", 5);
+	run(check_fork_cow, "fork: copy-on-write", 6);
 	run(check_wait, "exit statuses and waits", 6);
 	run(check_signaled, "children killed by signals", 3);
 	run(check_sigchld, "SIGCHLD", 2);
