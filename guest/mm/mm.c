@@ -677,7 +677,24 @@ static int fork_region(struct mm *c, struct mm *p, size_t r)
 	return 0;
 }
 
-struct mm *mm_fork(struct mm *p)
+/* A page parent and child both write first thing after fork (the stack at
+ * the caller's stack pointer, the thread's own data at its thread pointer):
+ * copied for the child now, and the parent's made writable again where it
+ * alone has it, rather than a fault on each side (~100 us each on kvm_pvm:
+ * a small fork took 480 us instead of 275 with eager copies). */
+static void copy_hot(struct mm *c, struct mm *p, uintptr_t a)
+{
+	size_t r = a / BLOCK_SIZE;
+	if (a < p->image_lo || a >= p->stack_top || cow(c, a) <= 0 || p->region[r] == R_NONE || p->region[r] == R_BLOCK)
+		return;
+	uint64_t *e = &table_of(p, r)[(a >> 12) & 511];
+	if ((*e & (PTE_PRESENT | PTE_WRITABLE)) == PTE_PRESENT && !pmem_shared(*e & PTE_ADDR)) {
+		*e |= PTE_WRITABLE;
+		flush_one(p, a);
+	}
+}
+
+struct mm *mm_fork(struct mm *p, uintptr_t sp, uintptr_t tp)
 {
 	struct mm *c = mm_new(p->stack_top);
 	if (!c)
@@ -694,6 +711,9 @@ struct mm *mm_fork(struct mm *p)
 		if (p->region[r] != R_NONE && fork_region(c, p, r))
 			goto fail;
 	flush_if_needed(); /* the parent's pages are read-only now */
+	copy_hot(c, p, sp);
+	copy_hot(c, p, sp - PAGE_SIZE); /* its calls go on below */
+	copy_hot(c, p, tp);
 	if (p->exe)
 		mm_set_exe(c, p->exe, p->exe_dev, p->exe_ino);
 	c->layout = p->layout;

@@ -43,8 +43,9 @@ extern struct mm *mm_current;
 struct mm *mm_boot(uint64_t image_end, uint64_t ram_size, uintptr_t data, size_t data_len);
 /* The child's for fork: the parent's image, every page its arena handed out
  * and the stack pages it ever touched, shared copy-on-write (MAP_SHARED
- * pages shared for good).  NULL: no memory. */
-struct mm *mm_fork(struct mm *parent);
+ * pages shared for good), but for the pages at the caller's stack pointer
+ * sp and thread pointer tp, which both write at once.  NULL: no memory. */
+struct mm *mm_fork(struct mm *parent, uintptr_t sp, uintptr_t tp);
 /* An empty address space for execve; the image is put in with mm_map_image. */
 struct mm *mm_create(uint64_t ram_size);
 /* Pages [a, a+len) of a new image (zeroed, backed): 0 or -ENOMEM. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Processes (process.h): fork and vfork, their end, wait, process groups
- * and sessions.  fork copies the parent's memory at once (mm_fork: the
- * pages it handed out, in 2 MiB blocks where it can); vfork lends the
- * parent's address space to the child until it execs or ends, the parent
- * blocked meanwhile.  Numbers: docs/kvm-pvm-process-model.md. */
+ * and sessions.  fork shares the parent's memory copy-on-write (mm_fork);
+ * vfork lends the parent's address space to the child until it execs or
+ * ends, the parent blocked meanwhile.  Numbers:
+ * docs/kvm-pvm-process-model.md. */
 #include <errno.h>
 #include <string.h>
 #include "fs/file.h"
@@ -150,7 +150,7 @@ static long spawn(int vfork, uint64_t stack, uint32_t *ptid, uint32_t *ctid, uns
 		return -EAGAIN;
 	if (!(c = process_new()))
 		return -ENOMEM;
-	c->mm = vfork ? parent->mm : mm_fork(parent->mm);
+	c->mm = vfork ? parent->mm : mm_fork(parent->mm, caller_regs().rsp, current->fs_base);
 	if (!c->mm) {
 		process_discard(c);
 		return -ENOMEM;
