@@ -425,6 +425,25 @@ static int trim(const char *path)
 	return 0;
 }
 
+/* sni: an HTTP request, and a TLS 1.3 ClientHello for a.example.com (one
+ * cipher suite, server_name and supported_versions). */
+static void sni_seeds(void)
+{
+	static const char req[] = "GET /index.html HTTP/1.1\r\nHost: a.example.com:8080\r\nAccept: */*\r\n\r\n";
+	static const uint8_t hello[] = {
+		0x16, 0x03, 0x01, 0x00, 0x4c,						   /* record */
+		0x01, 0x00, 0x00, 0x48, 0x03, 0x03,					   /* ClientHello, version */
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,			   /* random */
+		17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0x00, /* no session id */
+		0x00, 0x02, 0x13, 0x01, 0x01, 0x00,					   /* suites, compression */
+		0x00, 0x1d,								   /* extensions */
+		0x00, 0x00, 0x00, 0x12, 0x00, 0x10, 0x00, 0x00, 0x0d, 'a', '.', 'e', 'x', 'a', 'm', 'p',
+		'l', 'e', '.', 'c', 'o', 'm', 0x00, 0x2b, 0x00, 0x03, 0x02, 0x03, 0x04,
+	};
+	save("sni", "http", req, sizeof req - 1);
+	save("sni", "tls13", hello, sizeof hello);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "-trim"))
@@ -446,5 +465,6 @@ int main(int argc, char **argv)
 	console_seeds();
 	blk_seeds();
 	stream_seeds();
+	sni_seeds();
 	return 0;
 }

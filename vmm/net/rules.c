@@ -138,9 +138,7 @@ static const struct range *range_holding(const struct range *list, size_t n, con
 	return prefix >= rprefix ? r : NULL;
 }
 
-/* Lower case, one trailing dot dropped, labels of letters, digits, '-' and
- * '_' of 1 to 63 bytes: 0, or -1. */
-static int normal_name(const char *s, char *out)
+int net_name_normal(const char *s, char *out)
 {
 	size_t len = strlen(s);
 	if (len && s[len - 1] == '.')
@@ -259,7 +257,7 @@ int rules_add(struct net_rules *r, const char *entry, char *err, size_t n)
 	rule.kind = RULE_NAME;
 	if (!strncmp(host, "*.", 2))
 		rule.kind = RULE_WILDCARD, name = host + 2;
-	if (normal_name(name, rule.name))
+	if (net_name_normal(name, rule.name))
 		return errmsg(err, n,
 			      "network entry \"%s\": not a host name (labels of letters, digits and '-', at most %d bytes), "
 			      "\"*.\" and a name, an address or address/prefix",
@@ -297,7 +295,7 @@ static int port_matches(const struct net_rule *rule, uint16_t port)
 int rules_name_allowed(const struct net_rules *r, const char *given)
 {
 	char name[NET_NAME_MAX + 1];
-	if (normal_name(given, name))
+	if (net_name_normal(given, name))
 		return 0;
 	int allowed = 0;
 	for (size_t i = 0; i < r->n; i++) {
@@ -319,7 +317,7 @@ enum net_verdict rules_check(const struct net_rules *r, const struct net_addr *g
 	*why = NULL;
 	struct net_addr a = normal(given);
 	char name[NET_NAME_MAX + 1];
-	int named = pinned && !normal_name(pinned, name);
+	int named = pinned && !net_name_normal(pinned, name);
 	if (range_of(floor_ranges, NFLOOR, &a))
 		return NET_DENY_FLOOR;
 	for (size_t i = 0; i < r->n; i++) { /* deny rules win */

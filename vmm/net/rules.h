@@ -31,6 +31,11 @@ struct net_rules {
 	size_t n;
 };
 
+/* A host name as the rules hold it: lower case, one trailing dot dropped,
+ * labels of letters, digits, '-' and '_' of 1 to 63 bytes, at most
+ * NET_NAME_MAX in all.  out: NET_NAME_MAX + 1 bytes.  0, or -1: not a name. */
+int net_name_normal(const char *s, char *out);
+
 /* Adds the rules of one entry, "[!]HOST[:PORTS]" (a name gives two rules by
  * default: ports 443 and 80).  0, or -1 with a one-line reason in err: a
  * malformed entry, or one inside the floor. */
