@@ -10,7 +10,7 @@ HUSK_LIB_SRC := $(filter-out vmm/main.c,$(patsubst $(HUSK_ROOT)/%,%,\
 	$(wildcard $(HUSK_ROOT)/vmm/*.c $(HUSK_ROOT)/vmm/*/*.c))) loader/elf_load.c
 # What husk links, statically (see README.md, "Licence"); the tests and the
 # fuzzers link the same, dynamically.
-HUSK_LDLIBS := -lfdt -lseccomp -lext2fs -lcom_err -ljansson -lnettle
+HUSK_LDLIBS := -lfdt -lseccomp -lext2fs -lcom_err -ljansson -lnettle -lcares
 
 # $(call husk_objs,DIR,SOURCES,COMPILE): DIR/x.o from each x.c in SOURCES,
 # compiled by the command in the variable named COMPILE, with the headers it
