@@ -7,6 +7,14 @@
 #define HUSK_NET_STREAM_H
 #include <stdint.h>
 
+/* The device's ID (virtio-mmio DeviceID): husk's own, no standard device's. */
+#define HUSK_VIRTIO_ID_NET_STREAM 0x4855
+#define HUSK_NET_TRANSMITQ 0 /* guest -> broker */
+#define HUSK_NET_RECEIVEQ 1  /* broker -> guest */
+/* RESET of this conn: every connection, and the network is gone (the
+ * broker ended); the device sends it once. */
+#define HUSK_NET_ALL 0xffffffffu
+
 enum husk_net_op {
 	HUSK_NET_CONNECT = 1, /* guest: open conn to family/addr/port */
 	HUSK_NET_CONNECTED,   /* broker: conn is open; family/addr/port: the host side's local address */
@@ -44,7 +52,8 @@ struct husk_net_addr {
 };
 _Static_assert(sizeof(struct husk_net_addr) == 20, "the wire size");
 
-#define HUSK_NET_PAYLOAD_MAX 65536
+/* The guest posts receive buffers of HUSK_NET_MSG_MAX bytes. */
+#define HUSK_NET_PAYLOAD_MAX 16384
 #define HUSK_NET_RESOLVED_MAX 16 /* addresses in one answer */
 #define HUSK_NET_MSG_MAX (sizeof(struct husk_net_hdr) + HUSK_NET_PAYLOAD_MAX)
 #endif

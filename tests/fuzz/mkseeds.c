@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "disks/extract_stream.h"
+#include "husk/net_stream.h"
 #include "husk/virtio_regs.h"
 #include "husk/virtio_ring.h"
 
@@ -203,6 +204,27 @@ static void console_seeds(void)
 	op(&p, 2, 0x80 | 4, VIRTIO_MMIO_CONFIG + 8, 0);
 	op(&p, 0, 0, VIRTIO_MMIO_STATUS, 0);
 	prog_save("console", "registers", &p, 0, m, 0);
+}
+
+/* net: a CONNECT sent; a receive buffer for the broker's messages (flags
+ * bit 1: it sent some; bit 0: it is gone). */
+static void net_seeds(void)
+{
+	static struct prog p;
+	static uint8_t m[0x9000];
+	struct husk_net_hdr h = { .op = HUSK_NET_CONNECT, .conn = 7, .family = 2, .port = 443, .addr = { 11, 0, 0, 1 } };
+	memset(m, 0, sizeof m);
+	desc(m, 0, BUF, sizeof h, 0, 0);
+	memcpy(m + BUF, &h, sizeof h);
+	prologue(&p, 0);
+	op(&p, 7, 0 | 2, 0, 0);
+	prog_save("net", "connect", &p, 0, m, BUF + sizeof h);
+	memset(m, 0, sizeof m);
+	desc(m, 0, BUF, (uint32_t)HUSK_NET_MSG_MAX, VIRTQ_DESC_F_WRITE, 0);
+	prologue(&p, 1);
+	op(&p, 7, 1 | 2, 0, 0);
+	prog_save("net", "receive", &p, 2, m, BUF);
+	prog_save("net", "gone", &p, 1, m, BUF);
 }
 
 /* A request: header at BUF, data at BUF+0x1000, status at BUF+0x3000. */
@@ -464,6 +486,7 @@ int main(int argc, char **argv)
 	virtq_seeds();
 	console_seeds();
 	blk_seeds();
+	net_seeds();
 	stream_seeds();
 	sni_seeds();
 	return 0;

@@ -1,24 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
-#include <sys/select.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "husk/virtio_regs.h"
 #include "sandbox/stop.h"
+#include "devices/host_fd.h"
 #include "devices/virtio_console.h"
-
-/* Until fd is ready to read (or write), at most ms (-1: no limit): 1 ready,
- * 0 not (or a signal came).  pselect, not poll: the confined VMM's
- * RLIMIT_NOFILE is 0, and poll refuses any fd beyond it (EINVAL). */
-static int fd_wait(int fd, int writing, int64_t ms)
-{
-	fd_set set;
-	FD_ZERO(&set);
-	FD_SET(fd, &set);
-	struct timespec t = { ms / 1000, ms % 1000 * 1000000 };
-	return pselect(fd + 1, writing ? 0 : &set, writing ? &set : 0, 0, ms < 0 ? 0 : &t, 0) > 0;
-}
 
 /* Whole buffer to the host fd.  Gives up when a stop is requested (checked
  * before every write: one that blocks on a reader that never reads ends
@@ -35,7 +23,7 @@ static int write_all(struct console *c, const uint8_t *p, size_t n)
 		} else if (k < 0 && errno == EINTR) {
 			continue;
 		} else if (k < 0 && errno == EAGAIN) {
-			fd_wait(c->out_fd, 1, -1);
+			host_fd_wait(c->out_fd, 1, -1);
 		} else {
 			c->out_closed = 1;
 			if (errno == EPIPE)
@@ -98,7 +86,7 @@ static long send_chain(void *priv, struct virtq_chain *ch, const char **err)
 
 int console_input_wait(const struct console *c, int64_t ms)
 {
-	return !c->rx_held ? -1 : c->in_fd < 0 ? 1 : fd_wait(c->in_fd, 0, ms);
+	return !c->rx_held ? -1 : c->in_fd < 0 ? 1 : host_fd_wait(c->in_fd, 0, ms);
 }
 
 int console_input(struct console *c, const char **err)
@@ -108,7 +96,7 @@ int console_input(struct console *c, const char **err)
 	struct virtq_seg *s = &c->rx.seg[0];
 	ssize_t got = 0;
 	if (s->writable && c->in_fd >= 0) {
-		if (!fd_wait(c->in_fd, 0, 0))
+		if (!host_fd_wait(c->in_fd, 0, 0))
 			return 0; /* nothing yet: keep it */
 		got = read(c->in_fd, s->ptr, s->len);
 		if (got < 0 && (errno == EAGAIN || errno == EINTR))
