@@ -227,6 +227,36 @@ static void net_seeds(void)
 	prog_save("net", "gone", &p, 1, m, BUF);
 }
 
+/* broker: messages with a 2-byte length before each (fuzz_broker.c). */
+static void broker_seed(const char *name, const struct husk_net_hdr *h, int n, const char *payload)
+{
+	uint8_t b[1024];
+	size_t len = 0, pl = payload ? strlen(payload) : 0;
+	for (int i = 0; i < n; i++) {
+		struct husk_net_hdr x = h[i];
+		size_t k = sizeof x + (x.op == HUSK_NET_DATA || x.op == HUSK_NET_RESOLVE ? pl : 0);
+		x.len = (uint32_t)(k - sizeof x);
+		b[len++] = (uint8_t)k, b[len++] = (uint8_t)(k >> 8);
+		memcpy(b + len, &x, sizeof x);
+		memcpy(b + len + sizeof x, payload ? payload : "", k - sizeof x);
+		len += k;
+	}
+	save("broker", name, b, len);
+}
+
+static void broker_seeds(void)
+{
+	struct husk_net_hdr connect = { .op = HUSK_NET_CONNECT, .conn = 1, .buf_alloc = 65536, .family = 2, .port = 1,
+					.addr = { 127, 0, 0, 1 } };
+	struct husk_net_hdr data = { .op = HUSK_NET_DATA, .conn = 1, .buf_alloc = 65536 };
+	struct husk_net_hdr resolve = { .op = HUSK_NET_RESOLVE, .conn = 9 };
+	struct husk_net_hdr floor = connect;
+	floor.addr[0] = 169, floor.addr[1] = 254, floor.addr[2] = 169, floor.addr[3] = 254;
+	broker_seed("connect-data", (struct husk_net_hdr[]){ connect, data }, 2, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n");
+	broker_seed("resolve", &resolve, 1, "x.b.test");
+	broker_seed("floor", &floor, 1, NULL);
+}
+
 /* A request: header at BUF, data at BUF+0x1000, status at BUF+0x3000. */
 static void blk_req(uint8_t *m, uint16_t head, uint32_t type, uint64_t sector, uint32_t data_len, int data_in)
 {
@@ -487,6 +517,7 @@ int main(int argc, char **argv)
 	console_seeds();
 	blk_seeds();
 	net_seeds();
+	broker_seeds();
 	stream_seeds();
 	sni_seeds();
 	return 0;
