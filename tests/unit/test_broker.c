@@ -7,11 +7,13 @@
  * ways with credit, the host's end, the denial limit, malformed messages,
  * and the record of each.  Needs root (unshare). */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -242,6 +244,45 @@ int main(void)
 	ok(strstr(r, "the denial limit") != NULL, "and the denial limit");
 	if (tap_failed)
 		printf("# records:\n%s", r);
+
+	/* the same broker as husk starts it: its own process, confined */
+	int rp2[2];
+	pipe2(rp2, O_CLOEXEC | O_NONBLOCK);
+	c.record_fd = rp2[1];
+	c.max_denials = 0;
+	pid_t pid = broker_start(&c, &vmm, err, sizeof err);
+	close(rp2[1]);
+	ok(pid > 0, "broker_start: pid %d (%s)", (int)pid, pid > 0 ? "" : err);
+	put(HUSK_NET_CONNECT, 20, "127.0.0.1", 8080, NULL, 0);
+	h = get_for(20, NULL, NULL);
+	int s6 = accepted(l1, 2000);
+	ok(h.op == HUSK_NET_CONNECTED && s6 >= 0, "confined, it connects where the rules allow (op %u)", h.op);
+	put(HUSK_NET_DATA, 20, NULL, 0, "ping", 4);
+	struct pollfd sp6 = { s6, POLLIN, 0 };
+	ok(poll(&sp6, 1, 2000) == 1 && read(s6, got, sizeof got) == 4 && !memcmp(got, "ping", 4), "and relays bytes");
+	put(HUSK_NET_RESOLVE, 21, NULL, 0, "pub.test", 8);
+	h = get_for(21, p, &len);
+	ok(h.op == HUSK_NET_RESOLVED && !h.error && len == sizeof(struct husk_net_addr), "and resolves a listed name");
+	char path[64], status[4096] = "";
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	size_t sl = f ? fread(status, 1, sizeof status - 1, f) : 0;
+	status[sl] = 0;
+	if (f)
+		fclose(f);
+	ok(strstr(status, "Seccomp:\t2") != NULL && strstr(status, "NoNewPrivs:\t1") != NULL, "it runs under a seccomp filter");
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	int fds = 0;
+	DIR *d = opendir(path);
+	for (struct dirent *e; d && (e = readdir(d));)
+		fds += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	ok(fds >= 4 && fds <= 6, "with its socket, the record, stdio and the one connection: %d fds", fds);
+	close(s6);
+	close(vmm);
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "its socket closed, it ends with 0 (status %#x: a call outside its filter would be SIGSYS)", st);
 	rules_free(&c.rules);
 	return tap_done();
 }

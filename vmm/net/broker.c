@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "errmsg.h"
 #include "net/broker.h"
@@ -135,8 +136,11 @@ static void record(struct broker *b, const char *op, const struct net_addr *a, u
 		json_object_set_new(j, "reason", json_string(reason));
 	char *s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	if (s) {
-		dprintf(b->c->record_fd, "%s\n", s);
+	if (s) { /* one writev: dprintf would fstat the fd, which the filter does not allow */
+		struct iovec v[2] = { { s, strlen(s) }, { "\n", 1 } };
+		if (writev(b->c->record_fd, v, 2) < 0) {
+			/* the record's reader is gone: the run goes on */
+		}
 		free(s);
 	}
 }
@@ -590,6 +594,11 @@ int broker_run(int fd, const struct broker_config *cfg)
 		b->conns[i].fd = -1;
 	if (cfg->dns && ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS && ares_init(&b->dns) == ARES_SUCCESS)
 		b->dns_ready = 1;
+	json_object_seed(0); /* jansson's hash seed from /dev/urandom now, not at the first record */
+	if (cfg->confine && cfg->confine()) {
+		fprintf(stderr, "husk: network broker: cannot confine itself\n");
+		exit(1);
+	}
 	struct pollfd pfd[1 + CONNS_MAX + ARES_GETSOCK_MAXNUM];
 	struct conn *of[1 + CONNS_MAX];
 	int result = 0;

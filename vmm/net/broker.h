@@ -31,6 +31,9 @@ struct broker_config {
 	uint32_t max_denials;      /* denials before every later request is refused */
 	uint64_t max_bytes;        /* in and out together */
 	int record_fd;             /* JSON lines, one per resolve and connect; -1: none */
+	/* Called once the resolver has read the host's configuration, before
+	 * the first request (broker_start's filter): 0, or the broker ends. */
+	int (*confine)(void);
 };
 
 /* Parses "NAME=ADDR[,ADDR...]" into h: 0, or -1 with a reason in err. */
@@ -39,4 +42,11 @@ int broker_host_parse(const char *s, struct broker_host *h, char *err, size_t n)
 /* Serves the guest's requests on fd until it is closed: 0, or -1 on a
  * failure of the broker's own (printed). */
 int broker_run(int fd, const struct broker_config *c);
+
+/* The broker as a process of its own (broker_start.c), forked now, before
+ * anything is confined: it keeps only its socket, the record fd and stdio,
+ * dies with its parent, and confines itself (seccomp, no files, stream and
+ * datagram sockets of IPv4 and IPv6 only).  *vmm_fd: the device's end
+ * (non-blocking).  The broker's pid, or -1 with a reason in err. */
+int broker_start(struct broker_config *c, int *vmm_fd, char *err, size_t n);
 #endif
