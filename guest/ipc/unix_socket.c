@@ -266,6 +266,16 @@ static int abstract(const struct unix_addr *a)
 	return a->len > 2 && !a->sun[2];
 }
 
+/* As much of name a as fits in room bytes at uaddr: 0, or -EFAULT. */
+static long name_copy(const struct unix_addr *a, void *uaddr, size_t room)
+{
+	size_t n = room < a->len ? room : a->len;
+	if (n && !user_ok(uaddr, n))
+		return -EFAULT;
+	memcpy(uaddr, a->sun, n);
+	return 0;
+}
+
 /* Writes a name out as Linux does: as much as fits, *alen its full size. */
 static long addr_out(const struct unix_addr *a, void *uaddr, int *alen)
 {
@@ -275,12 +285,10 @@ static long addr_out(const struct unix_addr *a, void *uaddr, int *alen)
 		return -EFAULT;
 	if (*alen < 0)
 		return -EINVAL;
-	size_t n = (size_t)*alen < a->len ? (size_t)*alen : a->len;
-	if (n && !user_ok(uaddr, n))
-		return -EFAULT;
-	memcpy(uaddr, a->sun, n);
-	*alen = (int)a->len;
-	return 0;
+	long r = name_copy(a, uaddr, (size_t)*alen);
+	if (!r)
+		*alen = (int)a->len;
+	return r;
 }
 
 /* An unnamed socket's name: the family alone. */
@@ -1122,11 +1130,11 @@ static long msg_io(long fd, struct msghdr_k *m, long flags, int sending)
 	put_control(u, c.rec, (flags & MSG_PEEK) != 0, m, (flags & MSG_CMSG_CLOEXEC) != 0);
 	c.rec = 0;
 	if (m->name) { /* an unnamed sender: length 0, as Linux */
-		uint32_t k = m->namelen < c.from.len ? m->namelen : c.from.len;
-		if (k && !user_ok(m->name, k))
-			r = -EFAULT;
+		long e = name_copy(&c.from, m->name, m->namelen);
+		if (e)
+			r = e;
 		else
-			memcpy(m->name, c.from.sun, k), m->namelen = c.from.len;
+			m->namelen = c.from.len;
 	}
 	if (r >= 0 && (flags & MSG_TRUNC))
 		r += (long)c.trunc;

@@ -110,8 +110,9 @@ static int fd_alias(const char *path)
 /* Opening such an alias: a file in a file system is opened again by its
  * path (a new open file, as Linux); a pipe, console or device is shared as
  * dup shares it (Linux reopens the pipe itself: the same bytes either way);
- * a socket cannot be opened (ENXIO).  *path becomes the file's path, or the
- * new fd is returned (> -1 only then; 1 << 30: go on with *path). */
+ * a socket cannot be opened (ENXIO).  Returns the new fd, -errno, or
+ * BY_PATH with *path the file's path, to be opened as any path. */
+#define BY_PATH (1l << 30) /* no fd is this large */
 static long open_alias(int fd, const char **path, long flags)
 {
 	struct file *f = fd_get(fd);
@@ -119,7 +120,7 @@ static long open_alias(int fd, const char **path, long flags)
 		return -ENOENT;
 	if (f->kind == FILE_FS && f->path) {
 		*path = f->path;
-		return 1 << 30;
+		return BY_PATH;
 	}
 	if (f->kind == FILE_STREAM && f->ops->type == S_IFSOCK)
 		return -ENXIO;
@@ -139,7 +140,7 @@ long sys_openat(long dirfd, const char *upath, long flags, long mode)
 	int r = copy_path(given, upath), alias = r ? -1 : fd_alias(given);
 	if (alias >= 0) {
 		long a = open_alias(alias, &path, flags);
-		if (a != 1 << 30)
+		if (a != BY_PATH)
 			return a;
 	}
 	if (!r)

@@ -77,6 +77,10 @@ int main(void)
 	const char *err = NULL;
 	setup();
 	ok(net.mmio.device_id == HUSK_VIRTIO_ID_NET_STREAM, "the device's ID is husk's own (%#x)", net.mmio.device_id);
+	uint8_t cfg[8];
+	ok(virtio_mmio_access(&net.mmio, VIRTIO_MMIO_CONFIG, cfg, 0, 0, &err) == -1 &&
+		   virtio_mmio_access(&net.mmio, VIRTIO_MMIO_CONFIG, cfg, 4, 0, &err) == -1,
+	   "it has no config space: a read of it, even of 0 bytes, is refused (fuzz_net found the 0-byte one reading NULL)");
 
 	struct husk_net_hdr h = { .op = HUSK_NET_CONNECT, .conn = 3, .family = 2, .port = 443, .addr = { 11, 0, 0, 1 } };
 	put(BUF, &h, sizeof h);

@@ -124,7 +124,7 @@ int virtio_mmio_access(struct virtio_mmio *d, uint64_t off, uint8_t *data, uint3
 {
 	if (off >= VIRTIO_MMIO_CONFIG) {
 		uint64_t c = off - VIRTIO_MMIO_CONFIG;
-		if (len > 8 || c > d->config_len || len > d->config_len - c)
+		if (!len || len > 8 || c > d->config_len || len > d->config_len - c)
 			return *err = "virtio: access outside the device's config space", -1;
 		if (is_write)
 			return 0; /* config space is read-only */
