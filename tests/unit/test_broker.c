@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "net/broker.h"
+#include "net/dns.h"
 #include "tap.h"
 
 static int vmm, rec;
@@ -101,6 +103,85 @@ static size_t client_hello(uint8_t *out, const char *name)
 	memcpy(out + n, mid, sizeof mid), n += sizeof mid;
 	memcpy(out + n, name, nl);
 	return n + nl;
+}
+
+/* A DNS server on 127.0.0.1:5353 (guest/net/dns.c's codec): dns.test is
+ * 11.0.0.1, rebind.test 127.0.0.1, any other name NXDOMAIN; each name asked
+ * goes to the pipe `asked`. */
+static pid_t dns_server(int asked)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(5353) };
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	if (bind(s, (struct sockaddr *)&a, sizeof a))
+		return -1;
+	pid_t pid = fork();
+	if (pid)
+		return close(s), pid;
+	for (;;) {
+		uint8_t q[512], out[512];
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(s, q, sizeof q, 0, (struct sockaddr *)&from, &fl);
+		struct dns_query d;
+		if (n <= 0 || dns_query_parse(q, (size_t)n, &d))
+			continue;
+		dprintf(asked, "%s %u\n", d.name, d.qtype);
+		struct husk_net_addr addr = { .family = AF_INET };
+		int known = !strcmp(d.name, "dns.test") || !strcmp(d.name, "rebind.test");
+		memcpy(addr.addr, !strcmp(d.name, "dns.test") ? "\x0b\0\0\x01" : "\x7f\0\0\x01", 4);
+		size_t m = dns_answer(&d, q, known ? 0 : HUSK_NET_NXDOMAIN, &addr, known, out, sizeof out);
+		sendto(s, out, m, 0, (struct sockaddr *)&from, fl);
+	}
+}
+
+/* Names by DNS, through the confined broker (no /etc/hosts, no file). */
+static void check_dns(int l3)
+{
+	struct broker_config c = { .dns = 1, .dns_servers = "127.0.0.1:5353", .check_names = 1, .record_fd = -1 };
+	char err[256];
+	int ap[2];
+	pipe2(ap, O_CLOEXEC | O_NONBLOCK);
+	pid_t server = dns_server(ap[1]);
+	close(ap[1]);
+	ok(server > 0 && !rules_add(&c.rules, "dns.test", err, sizeof err) && !rules_add(&c.rules, "rebind.test", err, sizeof err),
+	   "a DNS server of the test's own on 127.0.0.1:5353; rules for dns.test and rebind.test");
+	pid_t pid = broker_start(&c, &vmm, err, sizeof err);
+	uint8_t p[HUSK_NET_MSG_MAX];
+	size_t len = 0;
+	put(HUSK_NET_RESOLVE, 30, NULL, 0, "dns.test", 8);
+	struct husk_net_hdr h = get_for(30, p, &len);
+	struct husk_net_addr ans = { 0 };
+	memcpy(&ans, p, len >= sizeof ans ? sizeof ans : 0);
+	ok(h.op == HUSK_NET_RESOLVED && !h.error && len >= sizeof ans && ans.family == AF_INET && ans.addr[0] == 11,
+	   "RESOLVE dns.test: the DNS server's answer, 11.0.0.1 (error %d, %zu bytes)", h.error, len);
+	put(HUSK_NET_CONNECT, 31, "11.0.0.1", 443, NULL, 0);
+	h = get_for(31, NULL, NULL);
+	int s = accepted(l3, 2000);
+	ok(h.op == HUSK_NET_CONNECTED && s >= 0, "CONNECT to it: allowed by the pinned name");
+	if (s >= 0)
+		close(s);
+	put(HUSK_NET_RESOLVE, 32, NULL, 0, "denied.test", 11);
+	h = get_for(32, NULL, &len);
+	ok(h.op == HUSK_NET_RESOLVED && h.error == HUSK_NET_NXDOMAIN, "RESOLVE of a name no rule lists: NXDOMAIN");
+	put(HUSK_NET_RESOLVE, 33, NULL, 0, "rebind.test", 11);
+	h = get_for(33, NULL, &len);
+	put(HUSK_NET_CONNECT, 34, "127.0.0.1", 443, NULL, 0);
+	struct husk_net_hdr h2 = get_for(34, NULL, NULL);
+	ok(h.op == HUSK_NET_RESOLVED && !h.error && h2.op == HUSK_NET_RESET && h2.error == EACCES,
+	   "rebind.test answers 127.0.0.1: resolved, but a connect there is refused");
+	char asked[1024] = "";
+	usleep(100000);
+	ssize_t n = read(ap[0], asked, sizeof asked - 1);
+	asked[n > 0 ? n : 0] = 0;
+	ok(strstr(asked, "dns.test 1") && strstr(asked, "rebind.test 1") && !strstr(asked, "denied"),
+	   "the DNS server was asked for the listed names only, never for denied.test (%s)", strtok(asked, "\n"));
+	close(vmm);
+	int st;
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st), "the confined broker resolved and ended 0 (%#x)", st);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	rules_free(&c.rules);
 }
 
 int main(void)
@@ -284,5 +365,6 @@ int main(void)
 	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	   "its socket closed, it ends with 0 (status %#x: a call outside its filter would be SIGSYS)", st);
 	rules_free(&c.rules);
+	check_dns(l3);
 	return tap_done();
 }

@@ -592,8 +592,18 @@ int broker_run(int fd, const struct broker_config *cfg)
 	b->c = cfg, b->fd = fd, b->qtail = &b->q;
 	for (int i = 0; i < CONNS_MAX; i++)
 		b->conns[i].fd = -1;
-	if (cfg->dns && ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS && ares_init(&b->dns) == ARES_SUCCESS)
+	/* DNS only ("b"): no /etc/hosts read per query, which the confined
+	 * broker could not open; the servers read now or given */
+	struct ares_options opts = { .lookups = (char *)"b" };
+	if (cfg->dns && ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS &&
+	    ares_init_options(&b->dns, &opts, ARES_OPT_LOOKUPS) == ARES_SUCCESS) {
 		b->dns_ready = 1;
+		if (cfg->dns_servers && ares_set_servers_ports_csv(b->dns, cfg->dns_servers) != ARES_SUCCESS) {
+			fprintf(stderr, "husk: network broker: DNS servers \"%s\" refused\n", cfg->dns_servers);
+			ares_destroy(b->dns);
+			b->dns_ready = 0;
+		}
+	}
 	json_object_seed(0); /* jansson's hash seed from /dev/urandom now, not at the first record */
 	if (cfg->confine && cfg->confine()) {
 		fprintf(stderr, "husk: network broker: cannot confine itself\n");

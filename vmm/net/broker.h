@@ -24,7 +24,8 @@ struct broker_config {
 	struct net_rules rules;
 	struct broker_host *hosts; /* looked up first */
 	size_t nhosts;
-	int dns;                   /* other names by DNS (c-ares, the host's resolv.conf) */
+	int dns;                   /* other names by DNS (c-ares: the host's resolv.conf, */
+	const char *dns_servers;   /* or these, "ADDR[:PORT],..." (a policy's, or the tests') */
 	int check_names;           /* the SNI check on 443 and the Host check on 80, for names */
 	uint32_t max_open;         /* connections open at once */
 	uint32_t max_connects;     /* connects in all, allowed or not */
