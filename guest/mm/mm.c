@@ -142,6 +142,12 @@ static uint64_t *table_of(const struct mm *m, size_t r)
 	return phys_to_virt(*pd_entry(m, r) & PTE_ADDR);
 }
 
+/* The 2 MiB block a huge directory entry maps. */
+static uint64_t block_base(uint64_t pde)
+{
+	return pde & PTE_ADDR & ~(BLOCK_SIZE - 1);
+}
+
 static void set_pde(struct mm *m, size_t r, uint64_t v)
 {
 	uint64_t old = *pd_entry(m, r);
@@ -211,7 +217,7 @@ static void free_region(struct mm *m, size_t r)
 	case R_NONE:
 		break;
 	case R_BLOCK:
-		pmem_free(pde & PTE_ADDR & ~(BLOCK_SIZE - 1), BLOCK_SIZE / PAGE_SIZE);
+		pmem_free(block_base(pde), BLOCK_SIZE / PAGE_SIZE);
 		break;
 	case R_SPLIT:
 		pmem_free(table_of(m, r)[0] & PTE_ADDR, BLOCK_SIZE / PAGE_SIZE);
@@ -241,7 +247,7 @@ void *mm_page(struct mm *m, uintptr_t a)
 		return 0;
 	uint64_t pde = *pd_entry(m, r);
 	if (pde & PDE_HUGE)
-		return phys_to_virt((pde & PTE_ADDR & ~(BLOCK_SIZE - 1)) + (a & (BLOCK_SIZE - 1) & ~(PAGE_SIZE - 1)));
+		return phys_to_virt(block_base(pde) + (a & (BLOCK_SIZE - 1) & ~(PAGE_SIZE - 1)));
 	uint64_t e = table_of(m, r)[(a >> 12) & 511];
 	return e ? phys_to_virt(e & PTE_ADDR) : 0;
 }
@@ -263,7 +269,7 @@ uint64_t virt_to_phys(const void *p)
  * same rights (R_SPLIT).  -ENOMEM: no page for the table. */
 static int split(struct mm *m, size_t r)
 {
-	uint64_t pde = *pd_entry(m, r), base = pde & PTE_ADDR & ~(BLOCK_SIZE - 1), pt = table_alloc();
+	uint64_t pde = *pd_entry(m, r), base = block_base(pde), pt = table_alloc();
 	if (!pt)
 		return -ENOMEM;
 	uint64_t *e = phys_to_virt(pt);
@@ -303,6 +309,16 @@ static int to_pages(struct mm *m, size_t r)
 		return -ENOMEM;
 	m->region[r] = R_PAGES;
 	return 0;
+}
+
+/* A 4 KiB entry shared copy-on-write whose page no other process uses any
+ * more: writable again.  1 when it changed. */
+static int regain_write(uint64_t *e)
+{
+	if ((*e & (PTE_PRESENT | PTE_WRITABLE)) != PTE_PRESENT || pmem_shared(*e & PTE_ADDR))
+		return 0;
+	*e |= PTE_WRITABLE;
+	return 1;
 }
 
 /* A region a process keeps writing after fork becomes one block again:
@@ -356,7 +372,7 @@ static int cow(struct mm *m, uintptr_t a)
 	case R_BLOCK:
 		if (*pde & PTE_WRITABLE)
 			return 0;
-		if (!block_shared(*pde & PTE_ADDR & ~(BLOCK_SIZE - 1))) {
+		if (!block_shared(block_base(*pde))) {
 			*pde |= PTE_WRITABLE; /* the other users are gone */
 			flush_one(m, a);
 			return 1;
@@ -518,6 +534,12 @@ static int alloc_maps(struct mm *m)
 	return m->used && m->noaccess && m->shared ? 0 : -ENOMEM;
 }
 
+/* Bytes of the per-region maps, region and copies, allocated together. */
+static size_t region_maps_size(uint64_t ram_size)
+{
+	return 2 * (ram_size / BLOCK_SIZE);
+}
+
 /* Page tables whose kernel part is the boot root's. */
 static struct mm *mm_new(uint64_t ram_size)
 {
@@ -526,7 +548,7 @@ static struct mm *mm_new(uint64_t ram_size)
 		return 0;
 	m->refs = 1;
 	m->stack_top = ram_size;
-	m->region = kalloc(2 * (ram_size / BLOCK_SIZE)); /* and copies */
+	m->region = kalloc(region_maps_size(ram_size));
 	uint64_t root = table_alloc(), pdpt = root ? table_alloc() : 0, pd[NPD] = { 0 };
 	for (int i = 0; i < NPD && pdpt; i++)
 		if (!(pd[i] = table_alloc()))
@@ -537,7 +559,7 @@ static struct mm *mm_new(uint64_t ram_size)
 				table_free(pd[i]);
 		if (root)
 			table_free(root);
-		kfree(m->region, 2 * (ram_size / BLOCK_SIZE));
+		kfree(m->region, region_maps_size(ram_size));
 		kfree(m, sizeof *m);
 		return 0;
 	}
@@ -573,7 +595,7 @@ struct mm *mm_boot(uint64_t image_end, uint64_t ram_size, uintptr_t data, size_t
 	if (data_len)
 		pmem_reserve(data_lo, data_hi - data_lo);
 	struct mm *m = kalloc(sizeof *m);
-	if (!m || !(m->region = kalloc(2 * (ram_size / BLOCK_SIZE))))
+	if (!m || !(m->region = kalloc(region_maps_size(ram_size))))
 		panic("no memory for the program's address space");
 	m->copies = m->region + ram_size / BLOCK_SIZE;
 	m->next = all;
@@ -640,7 +662,7 @@ static int fork_region(struct mm *c, struct mm *p, size_t r)
 {
 	uint64_t *pde = pd_entry(p, r);
 	if (p->region[r] != R_PAGES) { /* a block: shared whole */
-		uint64_t base = p->region[r] == R_BLOCK ? *pde & PTE_ADDR & ~(BLOCK_SIZE - 1) : table_of(p, r)[0] & PTE_ADDR;
+		uint64_t base = p->region[r] == R_BLOCK ? block_base(*pde) : table_of(p, r)[0] & PTE_ADDR;
 		uint64_t t = p->region[r] == R_SPLIT ? table_alloc() : 0;
 		if ((p->region[r] == R_SPLIT && !t) || share_block(base)) {
 			if (t)
@@ -687,11 +709,8 @@ static void copy_hot(struct mm *c, struct mm *p, uintptr_t a)
 	size_t r = a / BLOCK_SIZE;
 	if (a < p->image_lo || a >= p->stack_top || cow(c, a) <= 0 || p->region[r] == R_NONE || p->region[r] == R_BLOCK)
 		return;
-	uint64_t *e = &table_of(p, r)[(a >> 12) & 511];
-	if ((*e & (PTE_PRESENT | PTE_WRITABLE)) == PTE_PRESENT && !pmem_shared(*e & PTE_ADDR)) {
-		*e |= PTE_WRITABLE;
+	if (regain_write(&table_of(p, r)[(a >> 12) & 511]))
 		flush_one(p, a);
-	}
 }
 
 struct mm *mm_fork(struct mm *p, uintptr_t sp, uintptr_t tp)
@@ -760,17 +779,15 @@ static void take_back_writes(struct mm *m)
 	for (size_t r = m->image_lo / BLOCK_SIZE; r < m->stack_top / BLOCK_SIZE; r++) {
 		uint64_t *pde = pd_entry(m, r);
 		if (m->region[r] == R_BLOCK) {
-			if (!(*pde & PTE_WRITABLE) && !block_shared(*pde & PTE_ADDR & ~(BLOCK_SIZE - 1))) {
+			if (!(*pde & PTE_WRITABLE) && !block_shared(block_base(*pde))) {
 				*pde |= PTE_WRITABLE;
 				changed(m);
 			}
 		} else if (m->region[r] != R_NONE) {
 			uint64_t *pt = table_of(m, r);
 			for (int i = 0; i < 512; i++)
-				if ((pt[i] & (PTE_PRESENT | PTE_WRITABLE)) == PTE_PRESENT && !pmem_shared(pt[i] & PTE_ADDR)) {
-					pt[i] |= PTE_WRITABLE;
+				if (regain_write(&pt[i]))
 					changed(m);
-				}
 		}
 	}
 	flush_if_needed();
@@ -800,7 +817,7 @@ void mm_put(struct mm *m)
 	kfree(m->used, m->words * 8);
 	kfree(m->noaccess, m->words * 8);
 	kfree(m->shared, m->words * 8);
-	kfree(m->region, 2 * (m->stack_top / BLOCK_SIZE));
+	kfree(m->region, region_maps_size(m->stack_top));
 	if (m->exe)
 		kfree(m->exe, strlen(m->exe) + 1);
 	if (!m->boot) {
