@@ -164,11 +164,11 @@ static void trap(struct trap_frame *f)
 void trap_handler(struct trap_frame *f)
 {
 	trap(f);
-	uint64_t stage = f->rsp - 128 - 32; /* rflags and rip, and resume_staged's two pushes */
-	if (!mm_is_program(stage) || user_write_ok((void *)stage, 32))
+	uint64_t stage = f->rsp - RETURN_ROOM;
+	if (!mm_is_program(stage) || signal_return_room(f->rsp))
 		return;
 	if (!in_kernel(f))
 		program_fault(f, 14, 2, stage);
-	if (in_kernel(f) || !user_write_ok((void *)(f->rsp - 128 - 32), 32))
+	if (in_kernel(f) || !signal_return_room(f->rsp))
 		signal_die(SIGSEGV); /* no room for its handler's frame, or no program state to give it */
 }

@@ -20,7 +20,6 @@
 
 #define SA_RESTORER  0x04000000 /* Linux's; libc headers do not define it */
 #define MIN_ALTSTACK 2048       /* the kernel's MINSIGSTKSZ */
-#define RED_ZONE     128
 #define EFLAGS_DF    0x400ul
 #define EFLAGS_TF    0x100ul
 /* What rt_sigreturn may restore of rflags: the arithmetic flags, DF and AC
@@ -343,12 +342,17 @@ static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *inf
 	return 1;
 }
 
+int signal_return_room(uint64_t rsp)
+{
+	return user_write_ok((void *)(rsp - RETURN_ROOM), RETURN_ROOM - RED_ZONE);
+}
+
 /* The way back to the program: rflags and rip staged just below its red
  * zone, for return_to_program's popfq and ret. */
 static void return_prepare(struct user_regs *r)
 {
 	uint64_t *land = (uint64_t *)(r->rsp - RED_ZONE - 16);
-	if (!user_write_ok(land - 2, 32)) /* and resume_staged's two pushes */
+	if (!signal_return_room(r->rsp))
 		bad_frame(); /* no room below the stack to return to the program */
 	land[0] = r->rflags, land[1] = r->rip;
 	r->rsp = (uintptr_t)land;

@@ -73,6 +73,13 @@ int signal_sleep(uint64_t ns);
 _Noreturn void signal_die(int sig);
 /* The current process dies of SIGKILL: memory ran out for a page it wrote. */
 _Noreturn void signal_out_of_memory(void);
+/* The way back to a program stages rflags and rip just below the red zone
+ * of the stack it returns to, and resume_staged pushes two registers below
+ * them (entry.S): that room, from rsp - RETURN_ROOM up, backed and made the
+ * process's own (no fault may come there).  0: none. */
+#define RED_ZONE 128 /* the SysV ABI's, below a program's stack pointer */
+#define RETURN_ROOM (RED_ZONE + 32)
+int signal_return_room(uint64_t rsp);
 
 /* ppoll, pselect6, epoll_pwait: mask while waiting, then the old one back,
  * after the handler of the signal that ended the wait (result -EINTR). */
