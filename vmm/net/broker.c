@@ -396,12 +396,18 @@ static void on_data(struct broker *b, struct conn *c, const uint8_t *p, uint32_t
 	write_out(b, c);
 }
 
+/* What the guest has room for on c: its buffer less what was sent and it
+ * has not taken yet (0 when its claims do not add up). */
+static uint32_t guest_credit(const struct conn *c)
+{
+	uint32_t credit = c->peer_buf - (c->tx_cnt - c->peer_fwd);
+	return credit <= c->peer_buf ? credit : 0;
+}
+
 /* The host has bytes for the guest: as many as its credit takes. */
 static void on_readable(struct broker *b, struct conn *c)
 {
-	uint32_t credit = c->peer_buf - (c->tx_cnt - c->peer_fwd);
-	if (credit > c->peer_buf)
-		credit = 0; /* the guest's claims do not add up */
+	uint32_t credit = guest_credit(c);
 	size_t want = credit < HUSK_NET_PAYLOAD_MAX ? credit : HUSK_NET_PAYLOAD_MAX;
 	if (!want)
 		return;
@@ -621,8 +627,7 @@ int broker_run(int fd, const struct broker_config *cfg)
 				continue;
 			short ev = c->state == C_CONNECTING ? POLLOUT : 0;
 			if (c->state == C_OPEN) {
-				uint32_t credit = c->peer_buf - (c->tx_cnt - c->peer_fwd);
-				ev |= (credit && credit <= c->peer_buf && !c->host_done ? POLLIN : 0) |
+				ev |= (guest_credit(c) && !c->host_done ? POLLIN : 0) |
 				      (c->out_len && !c->checking ? POLLOUT : 0);
 			}
 			of[n] = c;

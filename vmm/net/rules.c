@@ -113,14 +113,14 @@ static int parse_cidr(const char *s, struct net_addr *a, int *prefix)
 	return 0;
 }
 
-static const struct range *range_of(const struct range *list, size_t n, const struct net_addr *a)
+/* The range of list that covers a, if any; *prefix its prefix. */
+static const struct range *range_of(const struct range *list, size_t n, const struct net_addr *a, int *prefix)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct net_addr net;
-		int prefix;
-		if (parse_cidr(list[i].cidr, &net, &prefix))
+		if (parse_cidr(list[i].cidr, &net, prefix))
 			abort(); /* the lists above are constants */
-		if (covers(&net, prefix, a))
+		if (covers(&net, *prefix, a))
 			return &list[i];
 	}
 	return NULL;
@@ -129,13 +129,9 @@ static const struct range *range_of(const struct range *list, size_t n, const st
 /* The range of list that holds all of net/prefix, if any. */
 static const struct range *range_holding(const struct range *list, size_t n, const struct net_addr *net, int prefix)
 {
-	const struct range *r = range_of(list, n, net);
-	if (!r)
-		return NULL;
-	struct net_addr rnet;
 	int rprefix;
-	parse_cidr(r->cidr, &rnet, &rprefix);
-	return prefix >= rprefix ? r : NULL;
+	const struct range *r = range_of(list, n, net, &rprefix);
+	return r && prefix >= rprefix ? r : NULL;
 }
 
 int net_name_normal(const char *s, char *out)
@@ -318,7 +314,8 @@ enum net_verdict rules_check(const struct net_rules *r, const struct net_addr *g
 	struct net_addr a = normal(given);
 	char name[NET_NAME_MAX + 1];
 	int named = pinned && !net_name_normal(pinned, name);
-	if (range_of(floor_ranges, NFLOOR, &a))
+	int prefix;
+	if (range_of(floor_ranges, NFLOOR, &a, &prefix))
 		return NET_DENY_FLOOR;
 	for (size_t i = 0; i < r->n; i++) { /* deny rules win */
 		const struct net_rule *rule = &r->v[i];
@@ -328,7 +325,7 @@ enum net_verdict rules_check(const struct net_rules *r, const struct net_addr *g
 			return NET_DENY_RULE;
 		}
 	}
-	const struct range *private = range_of(private_ranges, NPRIVATE, &a);
+	const struct range *private = range_of(private_ranges, NPRIVATE, &a, &prefix);
 	enum net_verdict v = NET_DENY_UNLISTED;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct net_rule *rule = &r->v[i];
