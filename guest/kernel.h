@@ -40,6 +40,7 @@ struct bootinfo {
 	struct console_info console[3];
 	struct disk_info disk[MAX_DISKS];
 	int ndisks;
+	uintptr_t net_mmio;       /* the network's device; 0: the run has no network */
 	uint64_t script_gpa, script_size; /* a script for the scratch /workdir (size 0: none) */
 	const char *script_name;
 };
@@ -107,6 +108,9 @@ unsigned console_readable(void);
 /* The scheduler's look at events: input that came wakes its readers; and
  * when it should look next while input is awaited (0: it is not). */
 void console_poll(void);
+
+/* net.c: the network's device (dev/net.h has the rest) */
+void net_poll(void);
 uint64_t console_poll_deadline(void);
 
 /* apic.c: the local APIC; its timer, one-shot, in ns (at least 1 us, at

@@ -29,6 +29,7 @@ struct run_record {
 	/* threads and processes, as the guest counted them: made (the first
 	 * included), the most alive at once */
 	unsigned tasks_created, tasks_peak;
+	int network;                   /* the run had a network: its broker recorded each resolve and connect */
 };
 
 /* Opened before the VMM loses its view of the host's files.  Returns 0 with

@@ -84,6 +84,8 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 			e = e ? e : fdt_property_string(fdt, HUSK_DT_MOUNT, c->mount);
 		if (c->read_only)
 			e = e ? e : fdt_property(fdt, HUSK_DT_READ_ONLY, NULL, 0);
+		if (c->network)
+			e = e ? e : fdt_property(fdt, HUSK_DT_NETWORK, NULL, 0);
 		e = e ? e : fdt_end_node(fdt);
 	}
 	e = e ? e : fdt_end_node(fdt);

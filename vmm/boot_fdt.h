@@ -7,12 +7,14 @@
 #include "husk/abi.h"
 #include "husk/boot_tree.h"
 
-/* A virtio-mmio device: a console serving one guest fd, or a disk. */
+/* A virtio-mmio device: a console serving one guest fd, a disk, or the
+ * network. */
 struct boot_device {
 	uint64_t mmio;
-	int fd;             /* console: the guest fd it serves; disk: -1 */
+	int fd;             /* console: the guest fd it serves; else -1 */
 	const char *mount;  /* disk: where the guest mounts it */
 	int read_only;
+	int network;        /* the network's device */
 };
 
 struct boot_params {

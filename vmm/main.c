@@ -33,6 +33,8 @@
 #include "script.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_console.h"
+#include "devices/virtio_net_stream.h"
+#include "net/net_config.h"
 #include "vm.h"
 #include "disks/writeback.h"
 
@@ -41,7 +43,7 @@ extern const uint8_t husk_kernel_elf[], husk_kernel_elf_end[];
 /* Every device gets a window of the MMIO range and an entry in the boot
  * tree's and the VMM's tables, both HUSK_MMIO_MAX long: one console per
  * standard fd and the disks must fit. */
-static_assert(3 + MAX_DISKS <= HUSK_MMIO_MAX, "the consoles and disks need more MMIO windows than there are");
+static_assert(3 + MAX_DISKS + 1 <= HUSK_MMIO_MAX, "the consoles, disks and network need more MMIO windows than there are");
 
 /* What a run holds from set-up to report.  One per process, static: the
  * disks and devices are large. */
@@ -61,6 +63,8 @@ struct session {
 	struct console con[3];     /* stdin, stdout, stderr */
 	struct output_limit out_limit;
 	struct blk blks[MAX_DISKS];
+	struct net_stream net;     /* the network's device, when broker_fd >= 0 */
+	int broker_fd;             /* the VMM's end of the network broker's socket, or -1 */
 	struct run_limits lim;
 	struct husk_report guest;  /* the guest's report, copied out by the run */
 	int audit;                 /* the audit file, or -1 */
@@ -139,9 +143,28 @@ static void add_disks(struct session *s)
 		die(EXIT_USAGE, "%s", err);
 }
 
+/* The network broker, when the run has a network: forked now, in husk's
+ * own network namespace and before anything is confined; its records go to
+ * the audit file. */
+static void start_network(struct session *s)
+{
+	char err[512];
+	s->broker_fd = -1;
+	if (!net_attached(s->o))
+		return;
+	static struct broker_config c; /* the broker's copy is its own after the fork */
+	if (net_config_build(s->o, &c, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
+	c.record_fd = s->audit;
+	if (broker_start(&c, &s->broker_fd, err, sizeof err) < 0)
+		die(EXIT_INTERNAL, "%s", err);
+	net_config_free(&c);
+}
+
 /* The host side, before the VM exists: the program, the disks, the
- * write-back helper (which must never hold guest memory), the VMM's
- * namespaces (from here on husk may be the supervisor's child). */
+ * audit file, the write-back helper (which must never hold guest memory),
+ * the network broker, the VMM's namespaces (from here on husk may be the
+ * supervisor's child). */
 static void prepare(struct session *s)
 {
 	char err[512];
@@ -158,8 +181,11 @@ static void prepare(struct session *s)
 			die(EXIT_USAGE, "%s", err);
 	}
 	add_disks(s);
+	if (audit_open(o, &s->audit, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
 	if (writeback_start(&s->wb, &s->disks, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
+	start_network(s);
 	s->iso.mnt_fd = -1;
 	if (!o->no_namespaces && isolate_vmm(&s->iso, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
@@ -213,7 +239,7 @@ static uint64_t attach(struct session *s, struct virtio_mmio *mmio, struct boot_
 }
 
 /* One console per standard fd (stdin is only read, stdout and stderr only
- * written, under one output limit), then the disks. */
+ * written, under one output limit), then the disks, then the network. */
 static void attach_devices(struct session *s)
 {
 	s->out_limit.limit = s->o->output_limit;
@@ -229,6 +255,11 @@ static void attach_devices(struct session *s)
 		struct boot_device bd = { .fd = -1, .mount = d->mount, .read_only = d->read_only };
 		uint64_t base = attach(s, &s->blks[i].mmio, bd);
 		blk_init(&s->blks[i], base, &s->vm.mem, d->fd, d->size, d->read_only, d->mount);
+	}
+	if (s->broker_fd >= 0) {
+		uint64_t base = attach(s, &s->net.mmio, (struct boot_device){ .fd = -1, .network = 1 });
+		net_stream_init(&s->net, base, &s->vm.mem, s->broker_fd);
+		s->dev.net = &s->net;
 	}
 }
 
@@ -291,7 +322,7 @@ static void boot(struct session *s)
 
 /* The seccomp allowlist, with the fds the confined VMM reads and writes:
  * the consoles', the audit file, the write-back helper's pipes, the disks
- * (written: the workdir). */
+ * (written: the workdir), the network broker's socket. */
 static void confine_run(struct session *s)
 {
 	char err[512];
@@ -302,6 +333,8 @@ static void confine_run(struct session *s)
 	vmm_fds_allow(&fds, s->audit, FD_WRITE);
 	vmm_fds_allow(&fds, s->wb.go, FD_WRITE);
 	vmm_fds_allow(&fds, s->wb.result, FD_READ);
+	if (s->broker_fd >= 0)
+		vmm_fds_allow(&fds, s->broker_fd, FD_READ | FD_WRITE);
 	for (int i = 0; i < s->disks.n; i++)
 		vmm_fds_allow(&fds, s->disks.d[i].fd, s->disks.d[i].read_only ? FD_PREAD : FD_PREAD | FD_PWRITE);
 	if (confine_vmm(&fds, err, sizeof err))
@@ -313,19 +346,17 @@ static void confine_run(struct session *s)
 #endif
 }
 
-/* The run itself: the limits' timers, the audit file (the last file opened
- * before the empty root), the confinement, the vCPU.  Returns the run's
- * status. */
+/* The run itself: the limits' timers, the network's signal, the empty
+ * root, the confinement, the vCPU.  Returns the run's status. */
 static int run_vm(struct session *s)
 {
-	char err[512];
 	const struct options *o = s->o;
 	s->lim = (struct run_limits){ o->timeout, o->cpu_time, !o->no_namespaces };
 	run_prepare(&s->lim);
+	if (s->broker_fd >= 0)
+		run_watch_net(s->broker_fd);
 	close(s->vm.kvm); /* the system fd: not needed to run */
 	s->vm.kvm = -1;
-	if (audit_open(o, &s->audit, err, sizeof err))
-		die(EXIT_USAGE, "%s", err);
 	if (!o->no_namespaces)
 		isolate_root(&s->iso);
 	audit_start(s->audit, o, &s->iso);
@@ -352,7 +383,8 @@ static int report(struct session *s, int status)
 	struct run_record rec = { .reason = run_end_reason(), .bytes_out = s->con[1].bytes_out,
 				  .bytes_err = s->con[2].bytes_out, .output_cut = s->out_limit.cut,
 				  .scratch = !s->o->workdir, .scratch_bytes = s->guest.scratch_bytes,
-				  .tasks_created = s->guest.tasks_created, .tasks_peak = s->guest.tasks_peak };
+				  .tasks_created = s->guest.tasks_created, .tasks_peak = s->guest.tasks_peak,
+				  .network = s->broker_fd >= 0 };
 	for (int i = 0; i < s->disks.n; i++)
 		rec.blk_denied_writes += s->blks[i].denied_writes;
 	rec.peak_memory = resident_bytes(&s->vm.mem);

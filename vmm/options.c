@@ -10,6 +10,7 @@
 #include "exit_codes.h"
 #include "husk/abi.h"
 #include "husk/boot_tree.h"
+#include "net/net_config.h"
 #include "options.h"
 #include "policy.h"
 
@@ -46,6 +47,24 @@ void options_help(void)
 	       "                        (where the host changed a path too, the program's version\n"
 	       "                        goes beside the host's as NAME.husk-conflict)\n"
 	       "      --disk SIZE       capacity of the workdir disk (default 1G)\n"
+	       "      --allow-net ENTRY let the program connect where ENTRY says (repeatable;\n"
+	       "                        without one there is no network): HOST[:PORTS], HOST a\n"
+	       "                        name (ports 443 and 80 by default), *.SUFFIX (its\n"
+	       "                        subdomains), an address or a CIDR (every port by\n"
+	       "                        default), PORTS N, N-M or *; metadata, multicast and\n"
+	       "                        reserved ranges are never reachable, private and\n"
+	       "                        loopback ones only by an entry inside them\n"
+	       "      --deny-net ENTRY  refuse what ENTRY names, whatever allows it (repeatable)\n"
+	       "      --net-dns ADDR[:PORT][,...]  the DNS servers names are resolved with\n"
+	       "                        (default: the host's /etc/resolv.conf)\n"
+	       "      --net-host NAME=ADDR[,ADDR...]  resolve NAME to these, without DNS\n"
+	       "      --net-no-name-check  do not check the name a TLS (443) or HTTP (80)\n"
+	       "                        connection asks for against the name it was allowed by\n"
+	       "      --net-max-open N  connections open at once (default %u)\n"
+	       "      --net-max-connects N  connects in all (default %u)\n"
+	       "      --net-max-denials N  denials after which every request is refused\n"
+	       "                        (default %u; 0: no limit)\n"
+	       "      --net-max-bytes SIZE  bytes in and out together (default: no limit)\n"
 	       "      --policy FILE     settings from a JSON policy file (options given win)\n"
 	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
 	       "      --stats           a short summary of the run on stderr\n"
@@ -66,7 +85,7 @@ void options_help(void)
 	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary,\n"
 	       "else ../lib/husk from it (an installed husk).  See husk(1).\n",
 	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30), HUSK_PIDS_MAX,
-	       HUSK_PIDS_DEFAULT);
+	       HUSK_PIDS_DEFAULT, NET_MAX_OPEN_DEFAULT, NET_MAX_CONNECTS_DEFAULT, NET_MAX_DENIALS_DEFAULT);
 }
 
 /* "256M", "1G", "1048576": bytes. */
@@ -141,10 +160,39 @@ static const struct option longopts[] = {
 	{ "no-namespaces", no_argument, 0, 'N' },
 	{ "syscalls", no_argument, 0, 'S' },
 	{ "kernel-selftest", no_argument, 0, 'K' },
+	{ "allow-net", required_argument, 0, 'a' },
+	{ "deny-net", required_argument, 0, 'd' },
+	{ "net-dns", required_argument, 0, 'n' },
+	{ "net-host", required_argument, 0, 'H' },
+	{ "net-no-name-check", no_argument, 0, 'c' },
+	{ "net-max-open", required_argument, 0, 'o' },
+	{ "net-max-connects", required_argument, 0, 'x' },
+	{ "net-max-denials", required_argument, 0, 'y' },
+	{ "net-max-bytes", required_argument, 0, 'b' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, 'V' },
 	{ 0, 0, 0, 0 },
 };
+
+/* --deny-net ENTRY is the entry "!ENTRY". */
+static char *deny_entry(const char *e)
+{
+	char *s;
+	if (asprintf(&s, "!%s", e) < 0)
+		die(EXIT_INTERNAL, "out of memory");
+	return s;
+}
+
+/* The lists options add to (-e, --ro, --allow-net, ...): room for n. */
+static void lists_room(struct options *o, size_t n)
+{
+	o->env = realloc(o->env, n * sizeof *o->env);
+	o->ro = realloc(o->ro, n * sizeof *o->ro);
+	o->net_rules = realloc(o->net_rules, n * sizeof *o->net_rules);
+	o->net_hosts = realloc(o->net_hosts, n * sizeof *o->net_hosts);
+	if (!o->env || !o->ro || !o->net_rules || !o->net_hosts)
+		die(EXIT_INTERNAL, "out of memory");
+}
 
 /* One pass of getopt over argv (argv[0] is skipped); returns optind.  With
  * policy set, only --policy is taken and everything else is checked only. */
@@ -181,6 +229,15 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 		case 'N': t->no_namespaces = 1; break;
 		case 'S': t->syscalls = 1; break;
 		case 'K': t->selftest = 1; break;
+		case 'a': t->net_rules[t->nnet_rules++] = optarg; break;
+		case 'd': t->net_rules[t->nnet_rules++] = deny_entry(optarg); break;
+		case 'n': t->net_dns = optarg; break;
+		case 'H': t->net_hosts[t->nnet_hosts++] = optarg; break;
+		case 'c': t->net_no_name_check = 1; break;
+		case 'o': t->net_max_open = parse_count("net-max-open limit", optarg, 1, 1024); break;
+		case 'x': t->net_max_connects = parse_count("net-max-connects limit", optarg, 1, UINT32_MAX); break;
+		case 'y': t->net_max_denials = parse_count("net-max-denials limit", optarg, 0, UINT32_MAX); break;
+		case 'b': t->net_max_bytes = parse_bytes("net-max-bytes limit", optarg, 1, 1ull << 50); break;
 		case 'h': options_help(); exit(0);
 		case 'V': printf("husk %s\n", HUSK_VERSION); exit(0);
 		case ':': usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -194,8 +251,8 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 }
 
 /* The policy file's settings: turned into options (policy.h) and applied
- * like the command line's.  env and ro hold room entries and get one more
- * for each of the policy's options, any of which could be -e or --ro. */
+ * like the command line's.  The lists hold room entries and get one more
+ * for each of the policy's options, any of which could add to one. */
 static void apply_policy(const char *policy, char *argv0, struct options *o, size_t room)
 {
 	char err[512];
@@ -203,10 +260,7 @@ static void apply_policy(const char *policy, char *argv0, struct options *o, siz
 	int npargs = policy_to_args(policy, &pargs, err, sizeof err);
 	if (npargs < 0)
 		die(EXIT_USAGE, "%s", err);
-	o->env = realloc(o->env, (room + npargs) * sizeof *o->env);
-	o->ro = realloc(o->ro, (room + npargs) * sizeof *o->ro);
-	if (!o->env || !o->ro)
-		die(EXIT_INTERNAL, "out of memory");
+	lists_room(o, room + npargs);
 	char **v = calloc(npargs + 2, sizeof *v);
 	if (!v)
 		die(EXIT_INTERNAL, "out of memory");
@@ -223,16 +277,19 @@ void parse_options(int argc, char **argv, struct options *o, int need_program)
 	o->open_files = HUSK_OPEN_FILES_MAX;
 	o->pids = HUSK_PIDS_DEFAULT;
 	const char *policy = NULL;
-	/* Every option could be -e or --ro. */
+	o->net_max_open = NET_MAX_OPEN_DEFAULT;
+	o->net_max_connects = NET_MAX_CONNECTS_DEFAULT;
+	o->net_max_denials = NET_MAX_DENIALS_DEFAULT;
+	/* Every option could add to a list. */
 	size_t room = argc + 1;
-	o->env = calloc(room, sizeof *o->env);
-	o->ro = calloc(room, sizeof *o->ro);
-	if (!o->env || !o->ro)
-		die(EXIT_INTERNAL, "out of memory");
+	lists_room(o, room);
 	apply_options(argc, argv, o, &policy);
 	if (policy)
 		apply_policy(policy, argv[0], o, room);
 	int first = apply_options(argc, argv, o, NULL);
+	char err[512];
+	if (net_options_check(o, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
 	if (o->selftest) {
 		static char *self[] = { "husk-kernel-selftest", NULL };
 		o->args = self;

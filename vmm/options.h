@@ -25,6 +25,15 @@ struct options {
 	int nro;
 	const char *workdir;
 	uint64_t disk_size;
+	/* The network (docs/network.md): none unless an entry allows something. */
+	char **net_rules;   /* --allow-net ENTRY, --deny-net ENTRY (as "!ENTRY"), in order */
+	int nnet_rules;
+	char **net_hosts;   /* --net-host NAME=ADDR[,ADDR...]: answered without DNS */
+	int nnet_hosts;
+	const char *net_dns; /* --net-dns ADDR[:PORT],...: the DNS servers the broker asks */
+	int net_no_name_check;
+	uint32_t net_max_open, net_max_connects, net_max_denials;
+	uint64_t net_max_bytes;  /* 0: no limit */
 	const char *program;
 	char **args; /* argv of the program, args[0] = program as given */
 	int nargs;

@@ -3,19 +3,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include "errmsg.h"
+#include "net/net_config.h"
 #include "policy.h"
 
 /* key, option, kind: s size (string like "256M" or a whole number of bytes),
- * t seconds (number), n whole number, p path (string), b boolean, m map of
- * strings. */
-static const struct {
+ * t seconds (number), n whole number, p path (string), b boolean (false
+ * gives the option), B boolean (true gives it), m map of strings, l list of
+ * strings (one option each), o an object of these (the network's). */
+struct key {
 	const char *key, *option;
 	char kind;
-} keys[] = {
+};
+static const struct key keys[] = {
 	{ "memory", "memory", 's' }, { "timeout", "timeout", 't' }, { "cpu_time", "cpu-time", 't' },
 	{ "output_limit", "output-limit", 's' }, { "open_files", "open-files", 'n' }, { "pids", "pids", 'n' },
 	{ "disk", "disk", 's' }, { "workdir", "workdir", 'p' }, { "env", "env", 'm' }, { "ro", "ro", 'm' },
-	{ "pvm", "no-pvm", 'b' }, { "namespaces", "no-namespaces", 'b' },
+	{ "pvm", "no-pvm", 'b' }, { "namespaces", "no-namespaces", 'b' }, { "network", NULL, 'o' },
+};
+
+/* The "network" object's keys. */
+static const struct key net_keys[] = {
+	{ "allow", "allow-net", 'l' }, { "deny", "deny-net", 'l' }, { "dns", "net-dns", 'p' },
+	{ "hosts", "net-host", 'm' }, { "name_check", "net-no-name-check", 'b' },
+	{ "max_open", "net-max-open", 'n' }, { "max_connects", "net-max-connects", 'n' },
+	{ "max_denials", "net-max-denials", 'n' }, { "max_bytes", "net-max-bytes", 's' },
 };
 
 struct list {
@@ -35,16 +46,17 @@ static int push(struct list *l, const char *option, const char *value)
 	return 0;
 }
 
-static int one(struct list *l, const char *key, json_t *val, char *err, size_t n)
+static int one(struct list *l, const struct key *table, size_t nkeys, const char *key, json_t *val, char *err,
+	       size_t n)
 {
 	size_t k = 0;
-	while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k].key, key))
+	while (k < nkeys && strcmp(table[k].key, key))
 		k++;
-	if (k == sizeof keys / sizeof keys[0])
+	if (k == nkeys)
 		return errmsg(err, n, "unknown key \"%s\"", key);
-	const char *opt = keys[k].option;
+	const char *opt = table[k].option;
 	char buf[64];
-	switch (keys[k].kind) {
+	switch (table[k].kind) {
 	case 's':
 		if (json_is_string(val))
 			return push(l, opt, json_string_value(val));
@@ -70,6 +82,31 @@ static int one(struct list *l, const char *key, json_t *val, char *err, size_t n
 		if (!json_is_boolean(val))
 			return errmsg(err, n, "\"%s\" must be true or false", key);
 		return json_is_false(val) ? push(l, opt, NULL) : 0;
+	case 'l': {
+		size_t i;
+		json_t *v;
+		if (!json_is_array(val))
+			return errmsg(err, n, "\"%s\" must be a list of strings", key);
+		json_array_foreach(val, i, v) {
+			if (!json_is_string(v))
+				return errmsg(err, n, "\"%s\"[%zu] must be a string", key, i);
+			if (push(l, opt, json_string_value(v)))
+				return -1;
+		}
+		return 0;
+	}
+	case 'o': {
+		const char *name;
+		json_t *v;
+		if (!json_is_object(val))
+			return errmsg(err, n, "\"%s\" must be an object", key);
+		json_object_foreach(val, name, v) {
+			char why[200] = "out of memory";
+			if (one(l, net_keys, sizeof net_keys / sizeof net_keys[0], name, v, why, sizeof why))
+				return errmsg(err, n, "\"%s\": %s", key, why);
+		}
+		return 0;
+	}
 	}
 	if (!json_is_object(val))
 		return errmsg(err, n, "\"%s\" must be an object of strings", key);
@@ -101,7 +138,7 @@ int policy_to_args(const char *path, char ***args, char *err, size_t n)
 	const char *key;
 	json_t *val;
 	json_object_foreach(root, key, val) {
-		if (r || (r = one(&l, key, val, why, sizeof why)))
+		if (r || (r = one(&l, keys, sizeof keys / sizeof keys[0], key, val, why, sizeof why)))
 			break;
 	}
 	if (r)
@@ -133,5 +170,6 @@ json_t *policy_json(const struct options *o)
 			      "open_files", (int)o->open_files, "pids", (int)o->pids, "disk", (json_int_t)o->disk_size,
 			      "pvm", !o->no_pvm, "namespaces", !o->no_namespaces, "env", env, "ro", ro);
 	json_object_set_new(p, "workdir", o->workdir ? json_string(o->workdir) : json_null());
+	json_object_set_new(p, "network", net_config_json(o));
 	return p;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
+#include <fcntl.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,7 +11,9 @@
 #include <time.h>
 #include "exit_codes.h"
 #include "husk/abi.h"
+#include "devices/host_fd.h"
 #include "devices/virtio_console.h"
+#include "devices/virtio_net_stream.h"
 #include "run.h"
 #include "sandbox/stop.h"
 
@@ -65,19 +68,64 @@ static void on_stop(int sig)
 	running->immediate_exit = 1;
 }
 
-/* Hands what came to the guest: the bits in the report page, then an MSI
- * to its local APIC. */
-static void forward_host_signals(struct vm *v)
+static void interrupt_guest(struct vm *v, unsigned vector)
+{
+	struct kvm_msi msi = { .address_lo = 0xfee00000u, .data = vector };
+	if (ioctl(v->fd, KVM_SIGNAL_MSI, &msi) < 0)
+		fprintf(stderr, "husk: cannot interrupt the guest: %s\n", strerror(errno));
+}
+
+/* The broker has messages (SIGIO): KVM_RUN returns for them. */
+static volatile sig_atomic_t net_signal;
+/* Messages went into the receive queue while the guest ran: its next sleep
+ * returns at once, for it may have looked at the queue just before. */
+static int net_unseen;
+
+static void on_net(int sig)
+{
+	(void)sig;
+	net_signal = 1;
+	if (running)
+		running->immediate_exit = 1;
+}
+
+void run_watch_net(int broker_fd)
+{
+	struct sigaction sa = { .sa_handler = on_net }; /* no SA_RESTART, as the limits' */
+	sigaction(SIGIO, &sa, NULL);
+	if (fcntl(broker_fd, F_SETOWN, getpid()) || fcntl(broker_fd, F_SETFL, O_NONBLOCK | O_ASYNC))
+		fprintf(stderr, "husk: the network's socket cannot signal: %s\n", strerror(errno));
+}
+
+/* What came while the guest ran, handed to it: the host's signals (the bits
+ * in the report page, then an interrupt), the broker's messages (into the
+ * receive queue, then an interrupt).  -1 with *err: the guest broke the
+ * device's protocol. */
+static int take_events(struct vm *v, struct run_devices *dev, const char **err)
 {
 	int s = __atomic_exchange_n(&host_signals, 0, __ATOMIC_SEQ_CST);
-	if (!s)
-		return;
-	v->run->immediate_exit = stop_requested() != STOP_NONE; /* a limit that came meanwhile still stops KVM_RUN */
-	struct husk_report *r = gpa_fixed(&v->mem, HUSK_REPORT, sizeof *r);
-	r->host_signals |= (unsigned)s;
-	struct kvm_msi msi = { .address_lo = 0xfee00000u, .data = HUSK_HOST_SIGNAL_VECTOR };
-	if (ioctl(v->fd, KVM_SIGNAL_MSI, &msi) < 0)
-		fprintf(stderr, "husk: cannot pass a signal to the guest: %s\n", strerror(errno));
+	int net = __atomic_exchange_n(&net_signal, 0, __ATOMIC_SEQ_CST);
+	if (!s && !net)
+		return 0;
+	v->run->immediate_exit = 0;
+	if (s) {
+		struct husk_report *r = gpa_fixed(&v->mem, HUSK_REPORT, sizeof *r);
+		r->host_signals |= (unsigned)s;
+		interrupt_guest(v, HUSK_HOST_SIGNAL_VECTOR);
+	}
+	if (net && dev->net) {
+		int k = net_stream_deliver(dev->net, err);
+		if (k < 0)
+			return -1;
+		if (k > 0) {
+			net_unseen = 1;
+			interrupt_guest(v, HUSK_DEVICE_VECTOR);
+		}
+	}
+	/* a limit, a signal or messages that came meanwhile still stop KVM_RUN */
+	if (stop_requested() != STOP_NONE || host_signals || net_signal)
+		v->run->immediate_exit = 1;
+	return 0;
 }
 
 /* After its first expiry a limit's timer fires again every REPEAT: a signal
@@ -209,13 +257,21 @@ static void print_syscalls(const struct husk_report *r)
 		fprintf(stderr, "husk:   numbers outside 0..%d  %u ENOSYS\n", HUSK_NSYSCALLS - 1, r->out_of_range);
 }
 
-/* The guest has nothing to do for a while: the host thread sleeps (a timer
- * signal cuts it short), instead of the guest spinning on a CPU. */
 /* The guest has nothing to run until r->sleep_ns from now: the host thread
- * sleeps, and wakes early for a stop, a signal to pass on, or input for a
- * receive buffer the guest is waiting on (filled then). */
-static int guest_sleep(const struct husk_report *r, struct console *input, const char **err)
+ * sleeps, and wakes early for a stop, a signal to pass on, input for a
+ * receive buffer the guest is waiting on (filled then), or the broker's
+ * messages (delivered then). */
+static int guest_sleep(const struct husk_report *r, struct run_devices *dev, const char **err)
 {
+	if (net_unseen) {
+		net_unseen = 0;
+		return 0;
+	}
+	if (dev->net) {
+		int k = net_stream_deliver(dev->net, err);
+		if (k)
+			return k < 0 ? -1 : 0;
+	}
 	uint64_t ns = r->sleep_ns;
 	if (ns > 366ull * 86400 * 1000000000)
 		ns = 366ull * 86400 * 1000000000;
@@ -223,17 +279,23 @@ static int guest_sleep(const struct husk_report *r, struct console *input, const
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += ns / 1000000000 + (until.tv_nsec + ns % 1000000000) / 1000000000;
 	until.tv_nsec = (until.tv_nsec + ns % 1000000000) % 1000000000;
-	while (!stop_requested() && !host_signals && input) {
+	struct console *input = dev->input;
+	while (!stop_requested() && !host_signals) {
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		int64_t left = (until.tv_sec - now.tv_sec) * 1000000000ll + (until.tv_nsec - now.tv_nsec);
 		if (left < 1000000)
 			break; /* the last millisecond: slept below */
-		int ready = console_input_wait(input, left / 1000000);
-		if (ready > 0)
+		int fds[2] = { input && input->rx_held ? input->in_fd : -1, dev->net ? net_stream_wait_fd(dev->net) : -1 };
+		if (input && input->rx_held && input->in_fd < 0)
+			return console_input(input, err); /* no input: its end, at once */
+		if (fds[0] < 0 && fds[1] < 0)
+			break;
+		unsigned ready = host_fds_wait(fds, 2, 0, left / 1000000);
+		if (ready & 1)
 			return console_input(input, err);
-		if (ready < 0)
-			break; /* no input awaited */
+		if (ready & 2)
+			return net_stream_deliver(dev->net, err) < 0 ? -1 : 0;
 	}
 	while (!stop_requested() && !host_signals && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 		;
@@ -312,7 +374,7 @@ static int handle_port(struct vm *v, struct run_devices *dev, struct husk_report
 		return kernel_panic(rep);
 	case HUSK_PORT_SLEEP: {
 		const char *err = NULL;
-		if (guest_sleep(rep, dev->input, &err))
+		if (guest_sleep(rep, dev, &err))
 			return guest_error(v, err);
 		return -1;
 	}
@@ -355,7 +417,12 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 			status = stopped(lim);
 			break;
 		}
-		forward_host_signals(v);
+		const char *err = NULL;
+		if (take_events(v, dev, &err)) {
+			fprintf(stderr, "husk: guest misbehaved: %s; run stopped\n", err);
+			status = EXIT_GUEST_ERROR;
+			break;
+		}
 		copied = 0;
 		if (ioctl(v->vcpu, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)

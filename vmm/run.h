@@ -7,10 +7,12 @@
 #include "vm.h"
 
 struct console;
+struct net_stream;
 struct run_devices {
 	struct virtio_mmio *mmio[HUSK_MMIO_MAX];
 	int n;
 	struct console *input; /* stdin's: a sleeping guest wakes for its input */
+	struct net_stream *net; /* the network's, or NULL: what the broker sends wakes the guest */
 };
 
 struct run_limits {
@@ -33,6 +35,10 @@ enum run_end {
 
 /* Signal handlers and the CPU-time timer: before the VMM is confined. */
 void run_prepare(const struct run_limits *lim);
+/* The network broker's socket signals (SIGIO) when it has messages for the
+ * guest: KVM_RUN returns and they go into the receive queue at once.
+ * Before the VMM is confined. */
+void run_watch_net(int broker_fd);
 /* Why run_guest ended. */
 enum run_end run_end_reason(void);
 /* Its name in the audit record: "exit", "timeout", ... */

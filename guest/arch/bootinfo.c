@@ -93,7 +93,9 @@ void bootinfo_parse(const void *fdt, int pvm)
 			continue;
 		uintptr_t mmio = u64_at(prop(fdt, node, "reg", 0, 16), 0);
 		const fdt32_t *fd = fdt_getprop(fdt, node, HUSK_DT_FD, 0);
-		if (fd && n < (int)ARRAY_SIZE(boot.console)) {
+		if (fdt_getprop(fdt, node, HUSK_DT_NETWORK, 0)) {
+			boot.net_mmio = mmio;
+		} else if (fd && n < (int)ARRAY_SIZE(boot.console)) {
 			boot.console[n++] = (struct console_info){ mmio, (int)fdt32_ld(fd) };
 		} else if (!fd && boot.ndisks < MAX_DISKS) {
 			int len;

@@ -186,7 +186,7 @@ trap_stubs:
 	.set vec, vec + 1
 	.endr
 
-/* Interrupts (on IST 2): the local APIC timer, the VMM's host signals. */
+/* Interrupts (on IST 2): the local APIC timer, the VMM's host signals, a device's. */
 	.balign 16
 	.globl timer_stub
 timer_stub:
@@ -198,6 +198,12 @@ timer_stub:
 host_signal_stub:
 	pushq $0
 	pushq $HUSK_HOST_SIGNAL_VECTOR
+	jmp trap_common
+	.balign 16
+	.globl device_stub
+device_stub:
+	pushq $0
+	pushq $HUSK_DEVICE_VECTOR
 	jmp trap_common
 
 trap_common:

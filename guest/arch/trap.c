@@ -16,10 +16,10 @@ struct trap_frame {
 	uint64_t vector, error, rip, cs, rflags, rsp, ss;
 };
 
-extern char trap_stubs[], timer_stub[], host_signal_stub[], __kernel_text_start[], __kernel_text_end[];
+extern char trap_stubs[], timer_stub[], host_signal_stub[], device_stub[], __kernel_text_start[], __kernel_text_end[];
 extern char fast_entry_pushed[]; /* the end of fast_entry's pushes (entry.S) */
 extern uint64_t fast_entry_rsp;  /* the stack pointer fast_entry was called with */
-static uint64_t idt[2 * (HUSK_HOST_SIGNAL_VECTOR + 1)] __attribute__((aligned(16)));
+static uint64_t idt[2 * (HUSK_DEVICE_VECTOR + 1)] __attribute__((aligned(16)));
 volatile int trap_expect;
 volatile unsigned long trap_seen;
 
@@ -67,15 +67,17 @@ static int program_push_fault(struct trap_frame *f, uint64_t addr, int *retry)
 	return 1;
 }
 
-/* The timer, or the VMM with host signals.  In the program: its task may
- * leave the CPU (sched_interrupted), what is due is delivered, and it
- * resumes.  In the kernel (not preemptible) it is only noted, for the way
- * out; the interrupted code goes on with interrupts on (entry.S). */
+/* The timer, the VMM with host signals, or a device with something come
+ * (the network's messages: looked at with the timer's events).  In the
+ * program: its task may leave the CPU (sched_interrupted), what is due is
+ * delivered, and it resumes.  In the kernel (not preemptible) it is only
+ * noted, for the way out; the interrupted code goes on with interrupts on
+ * (entry.S). */
 static void interrupt(struct trap_frame *f)
 {
 	apic_eoi();
 	int kernel = in_kernel(f);
-	if (f->vector == HUSK_TIMER_VECTOR)
+	if (f->vector == HUSK_TIMER_VECTOR || f->vector == HUSK_DEVICE_VECTOR)
 		sched_timer_note(kernel);
 	else
 		signal_waiting = 1; /* the host's signals are taken on the way out */
@@ -100,6 +102,7 @@ void trap_init(void)
 		gate(v, (uintptr_t)trap_stubs + 16 * v, 1);
 	gate(HUSK_TIMER_VECTOR, (uintptr_t)timer_stub, 2); /* interrupts have their own stack: */
 	gate(HUSK_HOST_SIGNAL_VECTOR, (uintptr_t)host_signal_stub, 2); /* they may come during a fault */
+	gate(HUSK_DEVICE_VECTOR, (uintptr_t)device_stub, 2);
 	struct __attribute__((packed)) { uint16_t limit; uint64_t base; } idtr = { sizeof idt - 1, (uintptr_t)idt };
 	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
@@ -125,7 +128,7 @@ static void program_fault(struct trap_frame *f, uint64_t vector, uint64_t error,
 
 static void trap(struct trap_frame *f)
 {
-	if (f->vector == HUSK_TIMER_VECTOR || f->vector == HUSK_HOST_SIGNAL_VECTOR) {
+	if (f->vector == HUSK_TIMER_VECTOR || f->vector == HUSK_HOST_SIGNAL_VECTOR || f->vector == HUSK_DEVICE_VECTOR) {
 		interrupt(f);
 		return;
 	}

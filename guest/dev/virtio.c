@@ -123,3 +123,26 @@ uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf 
 		panic("virtio device at %lx did not complete a request", (unsigned long)d->mmio);
 	return len;
 }
+
+void virtq_give(struct virtq *q, uint16_t desc, void *buf, uint32_t len)
+{
+	struct virtq_desc *e = &q->desc[desc];
+	e->addr = virt_to_phys(buf);
+	e->len = len;
+	e->flags = VIRTQ_DESC_F_WRITE;
+	e->next = 0;
+	q->avail.ring[q->avail.idx % VQ_SIZE] = desc;
+	__asm__ volatile("" ::: "memory");
+	q->avail.idx++;
+}
+
+int virtq_take(struct virtq *q, uint16_t *head, uint32_t *len)
+{
+	if (*(volatile uint16_t *)&q->used.idx == q->used_seen)
+		return 0;
+	__asm__ volatile("" ::: "memory");
+	*head = (uint16_t)q->used.ring[q->used_seen % VQ_SIZE].id;
+	*len = q->used.ring[q->used_seen % VQ_SIZE].len;
+	q->used_seen++;
+	return 1;
+}

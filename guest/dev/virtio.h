@@ -47,5 +47,11 @@ void virtq_post(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int
  * process's pages need not be): how much of [p, p+len) fits in that many. */
 size_t virtq_span(const void *p, size_t len, int pieces);
 void virtq_kick(struct virtio_dev *d, struct virtq *q);
+/* Receive buffers the device fills when it has something (the network's):
+ * buf (physically contiguous, the kernel's) made available as descriptor
+ * desc alone, without a notify; and the next one the device returned (1:
+ * *desc and the length written; 0: none). */
+void virtq_give(struct virtq *q, uint16_t desc, void *buf, uint32_t len);
+int virtq_take(struct virtq *q, uint16_t *desc, uint32_t *len);
 int virtq_done(struct virtq *q, uint32_t *len);
 #endif

@@ -80,7 +80,9 @@ static void epoll_release(struct file *f)
 	kfree(ep, sizeof *ep);
 }
 
-static const struct stream_ops epoll_ops = { "anon_inode:[eventpoll]", 0, 0, 0, epoll_poll, epoll_release, 0 };
+static const struct stream_ops epoll_ops = {
+	.name = "anon_inode:[eventpoll]", .poll = epoll_poll, .release = epoll_release,
+};
 
 long sys_epoll_create1(long flags)
 {

@@ -67,7 +67,8 @@ static void eventfd_release(struct file *f)
 }
 
 static const struct stream_ops eventfd_ops = {
-	"anon_inode:[eventfd]", 0, eventfd_read, eventfd_write, eventfd_poll, eventfd_release, 0,
+	.name = "anon_inode:[eventfd]", .read = eventfd_read, .write = eventfd_write,
+	.poll = eventfd_poll, .release = eventfd_release,
 };
 
 long sys_eventfd2(unsigned initval, long lflags)

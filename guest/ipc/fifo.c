@@ -62,12 +62,18 @@ static struct pipe *ring_of(struct file *f)
 	return ((struct fifo *)f->priv)->p;
 }
 
-static const struct stream_ops read_ops = { "pipe", S_IFIFO, pipe_end_read, 0, pipe_end_poll_read, release_read,
-					    ring_of };
-static const struct stream_ops write_ops = { "pipe", S_IFIFO, 0, pipe_end_write, pipe_end_poll_write, release_write,
-					     ring_of };
-static const struct stream_ops both_ops = { "pipe", S_IFIFO, pipe_end_read, pipe_end_write, poll_both, release_both,
-					    ring_of };
+static const struct stream_ops read_ops = {
+	.name = "pipe", .type = S_IFIFO, .read = pipe_end_read, .poll = pipe_end_poll_read,
+	.release = release_read, .pipe = ring_of,
+};
+static const struct stream_ops write_ops = {
+	.name = "pipe", .type = S_IFIFO, .write = pipe_end_write, .poll = pipe_end_poll_write,
+	.release = release_write, .pipe = ring_of,
+};
+static const struct stream_ops both_ops = {
+	.name = "pipe", .type = S_IFIFO, .read = pipe_end_read, .write = pipe_end_write,
+	.poll = poll_both, .release = release_both, .pipe = ring_of,
+};
 
 static struct fifo *fifo_of(struct mount *m, uint32_t ino)
 {

@@ -142,10 +142,12 @@ static struct pipe *ring_of(struct file *f)
 }
 
 static const struct stream_ops read_ops = {
-	"pipe", S_IFIFO, pipe_end_read, 0, pipe_end_poll_read, release_read_end, ring_of,
+	.name = "pipe", .type = S_IFIFO, .read = pipe_end_read, .poll = pipe_end_poll_read,
+	.release = release_read_end, .pipe = ring_of,
 };
 static const struct stream_ops write_ops = {
-	"pipe", S_IFIFO, 0, pipe_end_write, pipe_end_poll_write, release_write_end, ring_of,
+	.name = "pipe", .type = S_IFIFO, .write = pipe_end_write, .poll = pipe_end_poll_write,
+	.release = release_write_end, .pipe = ring_of,
 };
 
 /* A new capacity: a power of two pages, up to Linux's pipe-max-size; not

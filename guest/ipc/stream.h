@@ -32,8 +32,10 @@ struct stream_ops {
 	unsigned (*poll)(struct file *f, uint64_t *deadline);
 	void (*release)(struct file *f); /* the last close */
 	struct pipe *(*pipe)(struct file *f); /* a pipe's or FIFO's ring (F_SETPIPE_SZ); NULL: none */
+	const struct socket_calls *sock;      /* a socket's family's calls (net/socket.h); NULL: no socket */
 };
 struct pipe;
+struct socket_calls;
 
 /* A new fd for a stream file: -EMFILE / -ENOMEM, or the fd.  flags: the
  * open flags it reports (access mode, O_NONBLOCK); O_CLOEXEC taken from it. */

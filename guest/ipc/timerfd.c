@@ -90,7 +90,8 @@ static void timerfd_release(struct file *f)
 }
 
 static const struct stream_ops timerfd_ops = {
-	"anon_inode:[timerfd]", 0, timerfd_read, timerfd_write, timerfd_poll, timerfd_release, 0,
+	.name = "anon_inode:[timerfd]", .read = timerfd_read, .write = timerfd_write,
+	.poll = timerfd_poll, .release = timerfd_release,
 };
 
 /* CLOCK_BOOTTIME is CLOCK_MONOTONIC here (the VM is never suspended), and

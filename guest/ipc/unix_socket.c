@@ -21,43 +21,14 @@
 #include "ipc/unix_socket.h"
 #include "kernel.h"
 #include "linux_abi.h"
+#include "net/socket.h"
 #include "proc/process.h"
 #include "proc/sched.h"
 #include "proc/signal.h"
 #include "sys/sys_fs.h"
 
-#define AF_UNIX        1
-#define SOCK_STREAM    1
-#define SOCK_DGRAM     2
-#define SOCK_SEQPACKET 5
-#define SOCK_NONBLOCK  O_NONBLOCK
-#define SOCK_CLOEXEC   O_CLOEXEC
-#define MSG_PEEK       0x2
-#define MSG_CTRUNC     0x8
-#define MSG_TRUNC      0x20
-#define MSG_DONTWAIT   0x40
-#define MSG_EOR        0x80
-#define MSG_WAITALL    0x100
-#define MSG_NOSIGNAL   0x4000
-#define MSG_CMSG_CLOEXEC 0x40000000
-#define SOL_SOCKET     1
-#define SCM_RIGHTS     1
-#define SCM_CREDENTIALS 2
 #define SCM_MAX_FD     253 /* Linux's limit of descriptors in one message */
-#define SO_TYPE        3
-#define SO_ERROR       4
-#define SO_SNDBUF      7
-#define SO_RCVBUF      8
-#define SO_PASSCRED    16
-#define SO_PEERCRED    17
-#define SO_ACCEPTCONN  30
-#define SO_PROTOCOL    38
-#define SO_DOMAIN      39
-#define SHUT_RD        0
-#define SHUT_WR        1
-#define SHUT_RDWR      2
 #define SUN_PATH_MAX   108
-#define SOMAXCONN      4096
 
 /* sockaddr_un as the program gave it; len counts the family's 2 bytes. */
 struct unix_addr {
@@ -103,24 +74,6 @@ struct usock {
 struct dgram_hdr {
 	uint32_t len, name_len;
 };
-
-struct msghdr_k {
-	void *name;
-	uint32_t namelen, pad0;
-	struct kiovec *iov;
-	uint64_t iovlen;
-	void *control;
-	uint64_t controllen;
-	int32_t flags, pad1;
-};
-
-struct cmsghdr_k {
-	uint64_t len;
-	int32_t level, type;
-};
-
-#define CMSG_ALIGN(n) (((n) + 7) & ~(size_t)7)
-#define CMSG_SPACE(n) (sizeof(struct cmsghdr_k) + CMSG_ALIGN(n))
 
 static struct usock *bound; /* every bound socket */
 
@@ -269,26 +222,12 @@ static int abstract(const struct unix_addr *a)
 /* As much of name a as fits in room bytes at uaddr: 0, or -EFAULT. */
 static long name_copy(const struct unix_addr *a, void *uaddr, size_t room)
 {
-	size_t n = room < a->len ? room : a->len;
-	if (n && !user_ok(uaddr, n))
-		return -EFAULT;
-	memcpy(uaddr, a->sun, n);
-	return 0;
+	return socket_name_copy(a->sun, a->len, uaddr, room);
 }
 
-/* Writes a name out as Linux does: as much as fits, *alen its full size. */
 static long addr_out(const struct unix_addr *a, void *uaddr, int *alen)
 {
-	if (!uaddr)
-		return 0;
-	if (!user_ok(alen, sizeof *alen))
-		return -EFAULT;
-	if (*alen < 0)
-		return -EINVAL;
-	long r = name_copy(a, uaddr, (size_t)*alen);
-	if (!r)
-		*alen = (int)a->len;
-	return r;
+	return socket_name_out(a->sun, a->len, uaddr, alen);
 }
 
 /* An unnamed socket's name: the family alone. */
@@ -700,13 +639,16 @@ static unsigned sock_poll(struct file *f, uint64_t *deadline)
 	return ev;
 }
 
-static const struct stream_ops sock_ops = { "socket", S_IFSOCK, sock_read, sock_write, sock_poll, sock_release, 0 };
+static const struct socket_calls unix_calls;
+static const struct stream_ops sock_ops = {
+	.name = "socket", .type = S_IFSOCK, .read = sock_read, .write = sock_write, .poll = sock_poll,
+	.release = sock_release, .sock = &unix_calls,
+};
 
+/* The calls below are the family's (socket.c checked fd is a socket of it). */
 static struct file *sock_file(long fd, long *err)
 {
-	struct file *f = fd_get(fd);
-	*err = !f ? -EBADF : f->kind != FILE_STREAM || f->ops != &sock_ops ? -ENOTSOCK : 0;
-	return *err ? 0 : f;
+	return socket_file(fd, err);
 }
 
 /* For a call that does not wait. */
@@ -744,10 +686,8 @@ static int type_of(long type, long proto, long *err)
 	return kind;
 }
 
-long sys_socket(long domain, long type, long proto)
+long unix_socket_new(long type, long proto)
 {
-	if (domain != AF_UNIX)
-		return -EAFNOSUPPORT; /* there is no network in the guest */
 	long err;
 	int kind = type_of(type, proto, &err);
 	if (err)
@@ -763,10 +703,8 @@ long sys_socket(long domain, long type, long proto)
 	return fd;
 }
 
-long sys_socketpair(long domain, long type, long proto, int *sv)
+long unix_socketpair(long type, long proto, int *sv)
 {
-	if (domain != AF_UNIX)
-		return -EAFNOSUPPORT;
 	long err;
 	int kind = type_of(type, proto, &err);
 	if (err)
@@ -798,7 +736,7 @@ long sys_socketpair(long domain, long type, long proto, int *sv)
 	return 0;
 }
 
-long sys_bind(long fd, const void *addr, long len)
+static long unix_bind(long fd, const void *addr, long len)
 {
 	long err;
 	struct usock *u = sock_of(fd, &err);
@@ -810,7 +748,7 @@ long sys_bind(long fd, const void *addr, long len)
 	return do_bind(u, &a);
 }
 
-long sys_listen(long fd, long backlog)
+static long unix_listen(long fd, long backlog)
 {
 	long err;
 	struct usock *u = sock_of(fd, &err);
@@ -868,7 +806,7 @@ static long connect_stream(struct file *f, struct usock *u, const struct unix_ad
 	}
 }
 
-long sys_connect(long fd, const void *addr, long len)
+static long unix_connect(long fd, const void *addr, long len)
 {
 	long err;
 	struct usock *u = sock_of(fd, &err), *to;
@@ -901,7 +839,7 @@ long sys_connect(long fd, const void *addr, long len)
 	return 0;
 }
 
-long sys_accept4(long fd, void *addr, int *alen, long flags)
+static long unix_accept4(long fd, void *addr, int *alen, long flags)
 {
 	long err;
 	struct usock *u = sock_of(fd, &err);
@@ -1022,7 +960,7 @@ static long parse_control(const struct msghdr_k *m, struct record **out)
 	return 0;
 }
 
-long sys_sendto(long fd, const void *buf, size_t len, long flags, const void *addr, long alen)
+static long unix_sendto(long fd, const void *buf, size_t len, long flags, const void *addr, long alen)
 {
 	long err;
 	struct file *f = sock_hold(fd, &err);
@@ -1041,7 +979,7 @@ long sys_sendto(long fd, const void *buf, size_t len, long flags, const void *ad
 	return err;
 }
 
-long sys_recvfrom(long fd, void *buf, size_t len, long flags, void *addr, int *alen)
+static long unix_recvfrom(long fd, void *buf, size_t len, long flags, void *addr, int *alen)
 {
 	long r;
 	struct file *f = sock_hold(fd, &r);
@@ -1058,41 +996,6 @@ long sys_recvfrom(long fd, void *buf, size_t len, long flags, void *addr, int *a
 	return r;
 }
 
-/* The iovecs of a msghdr checked; their total, at most a socket buffer's
- * worth (one call moves no more). */
-static long iov_total(const struct msghdr_k *m, size_t *total)
-{
-	if (!user_ok(m, sizeof *m))
-		return -EFAULT;
-	if (m->iovlen > 1024)
-		return -EMSGSIZE;
-	if (m->iovlen && !user_ok(m->iov, m->iovlen * sizeof *m->iov))
-		return -EFAULT;
-	*total = 0;
-	for (uint64_t i = 0; i < m->iovlen; i++) {
-		if (m->iov[i].len && !user_ok(m->iov[i].base, m->iov[i].len))
-			return -EFAULT;
-		*total += m->iov[i].len;
-	}
-	if (*total > SOCKET_BUFFER)
-		*total = SOCKET_BUFFER;
-	return 0;
-}
-
-/* Between a kernel buffer and the iovecs, up to len bytes. */
-static void iov_copy(const struct msghdr_k *m, char *buf, size_t len, int to_iov)
-{
-	size_t off = 0;
-	for (uint64_t i = 0; i < m->iovlen && off < len; i++) {
-		size_t k = m->iov[i].len < len - off ? m->iov[i].len : len - off;
-		if (to_iov)
-			memcpy((void *)m->iov[i].base, buf + off, k);
-		else
-			memcpy(buf + off, m->iov[i].base, k);
-		off += k;
-	}
-}
-
 /* sendmsg/recvmsg: the iovecs gathered through a kernel buffer, so a
  * datagram stays one. */
 static long msg_io(long fd, struct msghdr_k *m, long flags, int sending)
@@ -1105,7 +1008,7 @@ static long msg_io(long fd, struct msghdr_k *m, long flags, int sending)
 	if (!f)
 		return r;
 	struct usock *u = f->priv;
-	if ((r = iov_total(m, &total)))
+	if ((r = socket_iov_total(m, SOCKET_BUFFER, &total)))
 		goto out;
 	if (sending && ((r = dest_of(u, m->name, m->namelen, &c.dest)) || (r = parse_control(m, &c.rec))))
 		goto out;
@@ -1118,14 +1021,14 @@ static long msg_io(long fd, struct msghdr_k *m, long flags, int sending)
 		goto out;
 	}
 	if (sending) {
-		iov_copy(m, tmp, total, 0);
+		socket_iov_copy(m, tmp, total, 0);
 		r = with_flags(f, send_op, tmp, total, &c);
 		goto out;
 	}
 	r = with_flags(f, recv_op, tmp, total, &c);
 	if (r < 0)
 		goto out;
-	iov_copy(m, tmp, (size_t)r, 1);
+	socket_iov_copy(m, tmp, (size_t)r, 1);
 	m->flags = c.trunc ? MSG_TRUNC : 0;
 	put_control(u, c.rec, (flags & MSG_PEEK) != 0, m, (flags & MSG_CMSG_CLOEXEC) != 0);
 	c.rec = 0;
@@ -1149,19 +1052,19 @@ out:
 	return r;
 }
 
-long sys_sendmsg(long fd, const void *msg, long flags)
+static long unix_sendmsg(long fd, struct msghdr_k *m, long flags)
 {
-	return msg_io(fd, (struct msghdr_k *)msg, flags, 1);
+	return msg_io(fd, m, flags, 1);
 }
 
-long sys_recvmsg(long fd, void *msg, long flags)
+static long unix_recvmsg(long fd, struct msghdr_k *m, long flags)
 {
-	return msg_io(fd, msg, flags, 0);
+	return msg_io(fd, m, flags, 0);
 }
 
 /* --- the rest ---------------------------------------------------------------------------- */
 
-long sys_shutdown(long fd, long how)
+static long unix_shutdown(long fd, long how)
 {
 	long err;
 	struct usock *u = sock_of(fd, &err);
@@ -1182,7 +1085,7 @@ long sys_shutdown(long fd, long how)
 	return 0;
 }
 
-long sys_getsockname(long fd, void *addr, int *alen, int peer)
+static long unix_getname(long fd, void *addr, int *alen, int peer)
 {
 	long err;
 	struct usock *u = sock_of(fd, &err);
@@ -1195,19 +1098,7 @@ long sys_getsockname(long fd, void *addr, int *alen, int peer)
 	return addr_out(name_of(peer ? u->peer : u), addr, alen);
 }
 
-static long opt_out(const void *v, int size, void *val, int *len)
-{
-	if (!user_ok(len, sizeof *len) || *len < 0)
-		return !user_ok(len, sizeof *len) ? -EFAULT : -EINVAL;
-	int n = *len < size ? *len : size;
-	if (n && !user_ok(val, (size_t)n))
-		return -EFAULT;
-	memcpy(val, v, (size_t)n);
-	*len = n;
-	return 0;
-}
-
-long sys_getsockopt(long fd, long level, long name, void *val, int *len)
+static long unix_getsockopt(long fd, long level, long name, void *val, int *len)
 {
 	long err;
 	struct usock *u = sock_of(fd, &err);
@@ -1226,17 +1117,17 @@ long sys_getsockopt(long fd, long level, long name, void *val, int *len)
 	case SO_ACCEPTCONN: v = u->state == LISTENING; break;
 	case SO_PEERCRED: {
 		struct ucred_k none = { 0, -1, -1 };
-		return opt_out(u->state == CONNECTED || u->state == LISTENING ? &u->peer_cred : &none,
+		return socket_opt_out(u->state == CONNECTED || u->state == LISTENING ? &u->peer_cred : &none,
 			       sizeof none, val, len);
 	}
 	default: return -ENOPROTOOPT;
 	}
-	return opt_out(&v, sizeof v, val, len);
+	return socket_opt_out(&v, sizeof v, val, len);
 }
 
 /* Buffer sizes and timeouts are accepted and change nothing (the buffers
  * stay Linux's defaults); SO_PASSCRED is kept. */
-long sys_setsockopt(long fd, long level, long name, const void *val, long len)
+static long unix_setsockopt(long fd, long level, long name, const void *val, long len)
 {
 	long err;
 	struct usock *u = sock_of(fd, &err);
@@ -1257,3 +1148,8 @@ long sys_setsockopt(long fd, long level, long name, const void *val, long len)
 	}
 	return 0;
 }
+
+static const struct socket_calls unix_calls = {
+	unix_bind, unix_connect, unix_listen, unix_accept4, unix_sendto, unix_recvfrom, unix_sendmsg,
+	unix_recvmsg, unix_shutdown, unix_getname, unix_getsockopt, unix_setsockopt,
+};

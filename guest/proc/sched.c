@@ -200,6 +200,7 @@ static void poll_events(void)
 	itimer_poll();
 	signal_poll_host();
 	console_poll();
+	net_poll();
 	sched_timer_update();
 }
 

@@ -21,7 +21,7 @@
 #include "ipc/pipe.h"
 #include "ipc/poll.h"
 #include "ipc/timerfd.h"
-#include "ipc/unix_socket.h"
+#include "net/socket.h"
 #include "proc/futex.h"
 #include "proc/sched.h"
 #include "proc/signal.h"

@@ -75,6 +75,9 @@
 /* The interrupt the VMM sends (an MSI to the guest's local APIC) when it has
  * put signals in report.host_signals. */
 #define HUSK_HOST_SIGNAL_VECTOR 0x41
+/* The interrupt the VMM sends when a device has put something in a receive
+ * queue by itself (the network's messages): the guest looks at its devices. */
+#define HUSK_DEVICE_VECTOR 0x42
 #define HUSK_NSYSCALLS 512
 #define HUSK_OPEN_FILES_MAX 1024 /* the guest's fd table */
 #define HUSK_FAULT_SIGNAL 256 /* husk_fault.vector: the program died of a signal; .error says why: */

@@ -38,5 +38,6 @@
 #define HUSK_DT_FD             "husk,fd"       /* u32: a console, for this fd */
 #define HUSK_DT_MOUNT          "husk,mount"    /* a disk: where to mount it */
 #define HUSK_DT_READ_ONLY      "husk,read-only" /* empty: the disk is read-only */
+#define HUSK_DT_NETWORK        "husk,network"  /* empty: the filtered network's device */
 
 #endif

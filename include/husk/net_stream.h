@@ -19,7 +19,9 @@ enum husk_net_op {
 	HUSK_NET_CONNECT = 1, /* guest: open conn to family/addr/port */
 	HUSK_NET_CONNECTED,   /* broker: conn is open; family/addr/port: the host side's local address */
 	HUSK_NET_RESET,       /* either: conn is gone; error: the errno the guest's calls give */
-	HUSK_NET_SHUTDOWN,    /* either: flags HUSK_NET_SHUT_WR: the sender sends no more */
+	HUSK_NET_SHUTDOWN,    /* either: flags HUSK_NET_SHUT_WR: the sender sends no more;
+			       * guest: HUSK_NET_SHUT_RD too: it closed the socket (the broker
+			       * writes what it holds, then closes and forgets conn) */
 	HUSK_NET_DATA,        /* either: len bytes of conn's stream */
 	HUSK_NET_CREDIT,      /* either: the sender's buf_alloc and fwd_cnt, nothing else */
 	HUSK_NET_RESOLVE,     /* guest: payload a name; conn: the query's number; family 0: both */
@@ -27,6 +29,7 @@ enum husk_net_op {
 };
 
 #define HUSK_NET_SHUT_WR 1u
+#define HUSK_NET_SHUT_RD 2u
 
 /* RESOLVED's error, as DNS's RCODE says it. */
 #define HUSK_NET_NXDOMAIN 3

@@ -84,11 +84,6 @@ static long send_chain(void *priv, struct virtq_chain *ch, const char **err)
 	return 0;
 }
 
-int console_input_wait(const struct console *c, int64_t ms)
-{
-	return !c->rx_held ? -1 : c->in_fd < 0 ? 1 : host_fd_wait(c->in_fd, 0, ms);
-}
-
 int console_input(struct console *c, const char **err)
 {
 	if (!c->rx_held)

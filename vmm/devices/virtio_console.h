@@ -27,11 +27,9 @@ struct console {
 };
 
 void console_init(struct console *c, uint64_t base, const struct guest_mem *m, int in_fd, int out_fd);
-/* A receive buffer the guest posted is held until input comes, never waited
- * for inside its notify: the guest's other threads go on running.  While
- * the guest sleeps: wait up to ms for input (1 came, 0 not yet or a signal,
- * -1 no buffer held); then the buffer filled if input (or its end) is
- * there.  0, or -1 with *err. */
-int console_input_wait(const struct console *c, int64_t ms);
+/* A receive buffer the guest posted is held (rx_held) until input comes,
+ * never waited for inside its notify: the guest's other threads go on
+ * running.  While the guest sleeps its host thread waits for in_fd, then
+ * fills the buffer if input (or its end) is there.  0, or -1 with *err. */
 int console_input(struct console *c, const char **err);
 #endif

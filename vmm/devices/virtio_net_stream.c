@@ -83,11 +83,13 @@ int net_stream_deliver(struct net_stream *n, const char **err)
 	int avail = virtq_begin(q, err), delivered = 0;
 	if (avail < 0)
 		return -1;
-	while (avail-- > 0 && next_message(n)) {
+	for (; avail > 0 && next_message(n); avail--) {
 		struct virtq_chain *c = &n->mmio.chain;
 		int r = virtq_pop(q, n->mmio.mem, c, err);
-		if (r <= 0)
+		if (r <= 0) {
+			n->starved = r == 0;
 			return r < 0 ? -1 : delivered;
+		}
 		size_t done = 0;
 		for (int i = 0; i < c->n && done < n->held; i++) {
 			if (!c->seg[i].writable)
@@ -104,7 +106,13 @@ int net_stream_deliver(struct net_stream *n, const char **err)
 		n->received++;
 		delivered++;
 	}
+	n->starved = avail == 0;
 	return delivered;
+}
+
+int net_stream_wait_fd(const struct net_stream *n)
+{
+	return n->broker_fd >= 0 && !n->starved && n->mmio.q[HUSK_NET_RECEIVEQ].ready ? n->broker_fd : -1;
 }
 
 static int notify(struct virtio_mmio *d, int q, const char **err)

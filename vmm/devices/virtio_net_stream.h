@@ -18,6 +18,7 @@ struct net_stream {
 	int broker_fd;          /* SOCK_SEQPACKET, non-blocking; -1: the broker is gone */
 	int gone_told;          /* the guest got the RESET of HUSK_NET_ALL */
 	size_t held;            /* bytes of a message from the broker waiting for a receive buffer */
+	int starved;            /* the last delivery found no receive buffer left */
 	uint64_t sent, received; /* messages */
 	uint8_t out[HUSK_NET_MSG_MAX], in[HUSK_NET_MSG_MAX];
 };
@@ -27,4 +28,8 @@ void net_stream_init(struct net_stream *n, uint64_t base, const struct guest_mem
  * messages went in (the caller then interrupts the guest), or -1 with *err
  * (a receive buffer smaller than a message: the run ends). */
 int net_stream_deliver(struct net_stream *n, const char **err);
+/* The broker's fd, for a sleeping guest's host thread to wait on; -1 when
+ * there is nothing to wait for (the broker gone, or no receive buffer the
+ * guest posted is free: its next notify takes the rest). */
+int net_stream_wait_fd(const struct net_stream *n);
 #endif

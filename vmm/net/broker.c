@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include "errmsg.h"
 #include "net/broker.h"
@@ -43,6 +44,7 @@ struct conn {
 	uint32_t rx_cnt, fwd_cnt, reported; /* from the guest in all; written; fwd_cnt last told */
 	uint32_t peer_buf, peer_fwd, tx_cnt; /* the guest's credit; sent to it in all */
 	int guest_done, host_done;   /* SHUTDOWN from the guest; EOF from the host */
+	int guest_closed;            /* the guest closed it: dropped once what it sent is written */
 };
 
 struct pin {
@@ -125,7 +127,10 @@ static void record(struct broker *b, const char *op, const struct net_addr *a, u
 	char t[INET6_ADDRSTRLEN] = "";
 	if (a)
 		net_addr_text(a, t, sizeof t);
-	json_t *j = json_pack("{s:s, s:s, s:s}", "type", "network", "op", op, "verdict", verdict);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	json_t *j = json_pack("{s:s, s:f, s:s, s:s}", "event", "network", "time", now.tv_sec + now.tv_nsec / 1e9, "op", op,
+			      "verdict", verdict);
 	if (!j)
 		return;
 	if (a)
@@ -370,6 +375,8 @@ static void write_out(struct broker *b, struct conn *c)
 		shutdown(c->fd, SHUT_WR);
 		c->guest_done = 2;
 	}
+	if (!c->out_len && c->guest_closed)
+		drop(b, c);
 }
 
 static void on_data(struct broker *b, struct conn *c, const uint8_t *p, uint32_t len)
@@ -407,6 +414,8 @@ static uint32_t guest_credit(const struct conn *c)
 /* The host has bytes for the guest: as many as its credit takes. */
 static void on_readable(struct broker *b, struct conn *c)
 {
+	if (c->host_done)
+		return;
 	uint32_t credit = guest_credit(c);
 	size_t want = credit < HUSK_NET_PAYLOAD_MAX ? credit : HUSK_NET_PAYLOAD_MAX;
 	if (!want)
@@ -469,9 +478,12 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 		else if (node->ai_family == AF_INET6)
 			memcpy(a[n++].a, &((struct sockaddr_in6 *)node->ai_addr)->sin6_addr, 16);
 	}
-	int rcode = status == ARES_SUCCESS ? 0 : status == ARES_ENOTFOUND || status == ARES_ENODATA ? HUSK_NET_NXDOMAIN
-											       : HUSK_NET_SERVFAIL;
-	record(q->b, "resolve", NULL, 0, q->name, rcode ? "failed" : "allowed", rcode ? ares_strerror(status) : NULL);
+	/* a name without addresses of the type asked (ENODATA): an empty answer,
+	 * not NXDOMAIN, which tells a resolver the name does not exist at all */
+	int rcode = status == ARES_SUCCESS || status == ARES_ENODATA ? 0
+		    : status == ARES_ENOTFOUND			  ? HUSK_NET_NXDOMAIN
+								  : HUSK_NET_SERVFAIL;
+	record(q->b, "resolve", NULL, 0, q->name, rcode ? "failed" : "allowed", status ? ares_strerror(status) : NULL);
 	answer(q->b, q->id, q->name, a, n, rcode);
 	if (res)
 		ares_freeaddrinfo(res);
@@ -574,11 +586,16 @@ static void on_message(struct broker *b, const uint8_t *m, size_t len)
 			on_data(b, c, p, h.len);
 		return;
 	case HUSK_NET_SHUTDOWN:
-		if (c && (h.flags & HUSK_NET_SHUT_WR) && !c->guest_done) {
+		if (c && (h.flags & HUSK_NET_SHUT_RD))
+			c->guest_closed = 1;
+		if (c && c->guest_closed && c->state == C_CONNECTING)
+			drop(b, c); /* closed before it was open: nothing to write */
+		else if (c && (h.flags & (HUSK_NET_SHUT_WR | HUSK_NET_SHUT_RD)) && !c->guest_done) {
 			c->guest_done = 1;
 			if (c->state == C_OPEN)
 				write_out(b, c);
-		}
+		} else if (c && c->guest_closed && c->state == C_OPEN)
+			write_out(b, c);
 		return;
 	case HUSK_NET_RESET:
 		if (c)
@@ -631,7 +648,8 @@ int broker_run(int fd, const struct broker_config *cfg)
 				      (c->out_len && !c->checking ? POLLOUT : 0);
 			}
 			of[n] = c;
-			pfd[n++] = (struct pollfd){ c->fd, ev, 0 };
+			/* nothing wanted: not polled, or a hung-up socket would wake the loop for ever */
+			pfd[n++] = (struct pollfd){ ev ? c->fd : -1, ev, 0 };
 		}
 		int first_dns = n;
 		ares_socket_t socks[ARES_GETSOCK_MAXNUM];
@@ -665,7 +683,7 @@ int broker_run(int fd, const struct broker_config *cfg)
 		}
 		for (int i = 1; i < first_dns; i++) {
 			struct conn *c = of[i];
-			if (c->state == C_FREE || c->fd != pfd[i].fd || !pfd[i].revents)
+			if (c->state == C_FREE || c->fd != pfd[i].fd || pfd[i].fd < 0 || !pfd[i].revents)
 				continue; /* reset meanwhile */
 			if (c->state == C_CONNECTING)
 				on_connected(b, c);

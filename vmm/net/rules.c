@@ -47,6 +47,15 @@ static const struct range private_ranges[] = {
 #define NFLOOR (sizeof floor_ranges / sizeof floor_ranges[0])
 #define NPRIVATE (sizeof private_ranges / sizeof private_ranges[0])
 
+const char *rules_range(int private, size_t i, const char **what)
+{
+	const struct range *r = private ? private_ranges : floor_ranges;
+	if (i >= (private ? NPRIVATE : NFLOOR))
+		return NULL;
+	*what = r[i].what;
+	return r[i].cidr;
+}
+
 static int bits(int family)
 {
 	return family == AF_INET ? 32 : 128;

@@ -61,6 +61,10 @@ enum net_verdict rules_check(const struct net_rules *r, const struct net_addr *a
 			     const struct net_rule **why);
 const char *net_verdict_text(enum net_verdict v);
 
+/* The i-th range of the floor (private 0) or of the private and loopback
+ * ranges (private 1), as CIDR text, and *what it is; NULL past the last. */
+const char *rules_range(int private, size_t i, const char **what);
+
 /* "allow api.example.com:443", "deny 10.0.0.0/8:*": out, always terminated. */
 char *rule_text(const struct net_rule *rule, char *out, size_t n);
 /* An address as text ("192.0.2.1", "2001:db8::1"). */
