@@ -69,6 +69,7 @@ struct broker {
 	int dns_ready;
 	uint32_t open, connects, denials;
 	uint64_t bytes;
+	unsigned limits_told;       /* the limits with a record (1 << enum limit_kind) */
 	uint8_t in[HUSK_NET_MSG_MAX];
 };
 
@@ -119,35 +120,56 @@ static void reset_id(struct broker *b, uint32_t id, int err)
 
 /* ---- the record ------------------------------------------------------------ */
 
+/* One record, j taken: a line of JSON with its time, in one writev (dprintf
+ * would fstat the fd, which the filter does not allow). */
+static void emit(struct broker *b, json_t *j)
+{
+	if (!j)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	json_object_set_new(j, "time", json_real(now.tv_sec + now.tv_nsec / 1e9));
+	char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (!s)
+		return;
+	struct iovec v[2] = { { s, strlen(s) }, { "\n", 1 } };
+	if (writev(b->c->record_fd, v, 2) < 0) {
+		/* the record's reader is gone: the run goes on */
+	}
+	free(s);
+}
+
 static void record(struct broker *b, const char *op, const struct net_addr *a, uint16_t port, const char *name,
 		   const char *verdict, const char *reason)
 {
 	if (b->c->record_fd < 0)
 		return;
-	char t[INET6_ADDRSTRLEN] = "";
-	if (a)
-		net_addr_text(a, t, sizeof t);
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	json_t *j = json_pack("{s:s, s:f, s:s, s:s}", "event", "network", "time", now.tv_sec + now.tv_nsec / 1e9, "op", op,
-			      "verdict", verdict);
-	if (!j)
-		return;
-	if (a)
-		json_object_set_new(j, "addr", json_string(t)), json_object_set_new(j, "port", json_integer(port));
-	if (name && *name)
-		json_object_set_new(j, "name", json_string(name));
-	if (reason)
-		json_object_set_new(j, "reason", json_string(reason));
-	char *s = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (s) { /* one writev: dprintf would fstat the fd, which the filter does not allow */
-		struct iovec v[2] = { { s, strlen(s) }, { "\n", 1 } };
-		if (writev(b->c->record_fd, v, 2) < 0) {
-			/* the record's reader is gone: the run goes on */
-		}
-		free(s);
+	json_t *j = json_pack("{s:s, s:s, s:s}", "event", "network", "op", op, "verdict", verdict);
+	if (j && a) {
+		char t[INET6_ADDRSTRLEN];
+		json_object_set_new(j, "addr", json_string(net_addr_text(a, t, sizeof t)));
+		json_object_set_new(j, "port", json_integer(port));
 	}
+	if (j && name && *name)
+		json_object_set_new(j, "name", json_string(name));
+	if (j && reason)
+		json_object_set_new(j, "reason", json_string(reason));
+	emit(b, j);
+}
+
+/* A limit of the policy's, hit: one "limit" record per kind, at the first
+ * hit (each request it refuses has its own "network" record). */
+enum limit_kind { LIMIT_DENIALS, LIMIT_CONNECTS, LIMIT_OPEN, LIMIT_BYTES, LIMITS };
+
+static void limit_hit(struct broker *b, enum limit_kind k)
+{
+	static const char *const kinds[LIMITS] = { "network denials", "network connects",
+						   "network connections open", "network bytes" };
+	if (b->c->record_fd < 0 || b->limits_told & 1u << k)
+		return;
+	b->limits_told |= 1u << k;
+	emit(b, json_pack("{s:s, s:s, s:s}", "event", "limit", "kind", kinds[k], "counted_by", "husk"));
 }
 
 /* ---- connections ----------------------------------------------------------- */
@@ -221,10 +243,17 @@ static int denied(struct broker *b)
 	return b->c->max_denials && b->denials >= b->c->max_denials;
 }
 
+static void count_denial(struct broker *b)
+{
+	b->denials++;
+	if (denied(b))
+		limit_hit(b, LIMIT_DENIALS);
+}
+
 static void refuse(struct broker *b, uint32_t id, const struct net_addr *a, uint16_t port, const char *name,
 		   const char *reason)
 {
-	b->denials++;
+	count_denial(b);
 	record(b, "connect", a, port, name, "denied", reason);
 	reset_id(b, id, EACCES);
 }
@@ -244,11 +273,13 @@ static void on_connect(struct broker *b, const struct husk_net_hdr *h)
 		return;
 	}
 	if (b->c->max_connects && b->connects >= b->c->max_connects) {
+		limit_hit(b, LIMIT_CONNECTS);
 		refuse(b, h->conn, &a, h->port, NULL, "the connect limit");
 		return;
 	}
 	b->connects++;
 	if (b->c->max_open && b->open >= b->c->max_open) {
+		limit_hit(b, LIMIT_OPEN);
 		refuse(b, h->conn, &a, h->port, NULL, "the limit of connections open at once");
 		return;
 	}
@@ -342,7 +373,7 @@ static int name_check(struct broker *b, struct conn *c)
 	char reason[400];
 	snprintf(reason, sizeof reason, "the connection %s (%s%s%s)", why, c->port == 443 ? "TLS" : "HTTP",
 		 r == FIRST_NAME ? ": " : "", r == FIRST_NAME ? name : "");
-	b->denials++;
+	count_denial(b);
 	record(b, "name", &c->addr, c->port, c->name, "denied", reason);
 	fail(b, c, ECONNRESET);
 	return -1;
@@ -387,6 +418,7 @@ static void on_data(struct broker *b, struct conn *c, const uint8_t *p, uint32_t
 		return;
 	}
 	if (b->c->max_bytes && (b->bytes += len) > b->c->max_bytes) {
+		limit_hit(b, LIMIT_BYTES);
 		record(b, "data", &c->addr, c->port, c->name, "denied", "the limit of bytes in and out");
 		fail(b, c, ECONNRESET);
 		return;
@@ -435,6 +467,7 @@ static void on_readable(struct broker *b, struct conn *c)
 		return;
 	}
 	if (b->c->max_bytes && (b->bytes += (uint64_t)r) > b->c->max_bytes) {
+		limit_hit(b, LIMIT_BYTES);
 		record(b, "data", &c->addr, c->port, c->name, "denied", "the limit of bytes in and out");
 		fail(b, c, ECONNRESET);
 		return;
@@ -501,7 +534,7 @@ static void on_resolve(struct broker *b, const struct husk_net_hdr *h, const uin
 	memcpy(raw, p, h->len);
 	raw[h->len] = 0;
 	if (net_name_normal(raw, name) || !rules_name_allowed(&b->c->rules, name) || denied(b)) {
-		b->denials++;
+		count_denial(b);
 		char shown[4 * (NET_NAME_MAX + 1) + 1];
 		record(b, "resolve", NULL, 0, str_escape(raw, h->len, shown, sizeof shown), "denied",
 		       denied(b) ? "no allow rule lists it, or the denial limit" : "no allow rule lists it");
