@@ -65,6 +65,9 @@ void options_help(void)
 	       "      --net-max-denials N  denials after which every request is refused\n"
 	       "                        (default %u; 0: no limit)\n"
 	       "      --net-max-bytes SIZE  bytes in and out together (default: no limit)\n"
+	       "      --net-max-rate SIZE  bytes per second, in and out together (default: no\n"
+	       "                        limit; a second's worth may go at once)\n"
+	       "      --net-max-resolves N  names resolved per second (default %u; 0: no limit)\n"
 	       "      --policy FILE     settings from a JSON policy file (options given win)\n"
 	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
 	       "      --stats           a short summary of the run on stderr\n"
@@ -85,7 +88,8 @@ void options_help(void)
 	       "Images are looked up in $HUSK_IMAGES, else build/images beside the husk binary,\n"
 	       "else ../lib/husk from it (an installed husk).  See husk(1).\n",
 	       (unsigned long long)(HUSK_RAM_MIN >> 20), (unsigned long long)(HUSK_RAM_MAX >> 30), HUSK_PIDS_MAX,
-	       HUSK_PIDS_DEFAULT, NET_MAX_OPEN_DEFAULT, NET_MAX_CONNECTS_DEFAULT, NET_MAX_DENIALS_DEFAULT);
+	       HUSK_PIDS_DEFAULT, NET_MAX_OPEN_DEFAULT, NET_MAX_CONNECTS_DEFAULT, NET_MAX_DENIALS_DEFAULT,
+	       NET_MAX_RESOLVES_DEFAULT);
 }
 
 /* "256M", "1G", "1048576": bytes. */
@@ -169,6 +173,8 @@ static const struct option longopts[] = {
 	{ "net-max-connects", required_argument, 0, 'x' },
 	{ "net-max-denials", required_argument, 0, 'y' },
 	{ "net-max-bytes", required_argument, 0, 'b' },
+	{ "net-max-rate", required_argument, 0, 'r' },
+	{ "net-max-resolves", required_argument, 0, 'q' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, 'V' },
 	{ 0, 0, 0, 0 },
@@ -238,6 +244,8 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 		case 'x': t->net_max_connects = parse_count("net-max-connects limit", optarg, 1, UINT32_MAX); break;
 		case 'y': t->net_max_denials = parse_count("net-max-denials limit", optarg, 0, UINT32_MAX); break;
 		case 'b': t->net_max_bytes = parse_bytes("net-max-bytes limit", optarg, 1, 1ull << 50); break;
+		case 'r': t->net_max_rate = parse_bytes("net-max-rate limit", optarg, 1, 1ull << 40); break;
+		case 'q': t->net_max_resolves = parse_count("net-max-resolves limit", optarg, 0, UINT32_MAX); break;
 		case 'h': options_help(); exit(0);
 		case 'V': printf("husk %s\n", HUSK_VERSION); exit(0);
 		case ':': usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -280,6 +288,7 @@ void parse_options(int argc, char **argv, struct options *o, int need_program)
 	o->net_max_open = NET_MAX_OPEN_DEFAULT;
 	o->net_max_connects = NET_MAX_CONNECTS_DEFAULT;
 	o->net_max_denials = NET_MAX_DENIALS_DEFAULT;
+	o->net_max_resolves = NET_MAX_RESOLVES_DEFAULT;
 	/* Every option could add to a list. */
 	size_t room = argc + 1;
 	lists_room(o, room);

@@ -32,8 +32,8 @@ struct options {
 	int nnet_hosts;
 	const char *net_dns; /* --net-dns ADDR[:PORT],...: the DNS servers the broker asks */
 	int net_no_name_check;
-	uint32_t net_max_open, net_max_connects, net_max_denials;
-	uint64_t net_max_bytes;  /* 0: no limit */
+	uint32_t net_max_open, net_max_connects, net_max_denials, net_max_resolves;
+	uint64_t net_max_bytes, net_max_rate;  /* 0: no limit */
 	const char *program;
 	char **args; /* argv of the program, args[0] = program as given */
 	int nargs;

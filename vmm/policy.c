@@ -27,6 +27,7 @@ static const struct key net_keys[] = {
 	{ "hosts", "net-host", 'm' }, { "name_check", "net-no-name-check", 'b' },
 	{ "max_open", "net-max-open", 'n' }, { "max_connects", "net-max-connects", 'n' },
 	{ "max_denials", "net-max-denials", 'n' }, { "max_bytes", "net-max-bytes", 's' },
+	{ "max_rate", "net-max-rate", 's' }, { "max_resolves", "net-max-resolves", 'n' },
 };
 
 struct list {

@@ -197,6 +197,25 @@ def c_sink(host, port, n):
         print(outcome(e))
 
 
+def c_stream(host, port):
+    """Bytes to the sink until the connection ends (the test kills the broker
+    meanwhile): how it ended, then how a new connect ends."""
+    chunk = b"s" * 65536
+    s = dial(host, port)
+    print("sending", flush=True)
+    try:
+        while True:
+            s.sendall(chunk)
+    except OSError as e:
+        first = outcome(e)
+    try:
+        dial(host, port).close()
+        second = "ok"
+    except OSError as e:
+        second = outcome(e)
+    print(first, second)
+
+
 def c_big(url, n):
     """GET url (n bytes expected): the bytes read and their sha256."""
     ctx = ssl.create_default_context(cafile=CA)

@@ -52,7 +52,7 @@ if [ ! -e "$LAB/ready" ]; then
 fi
 cp "$LAB/ca.pem" "$HERE/netcheck.py" "$RO/"
 
-plan 50
+plan 56
 
 # hr HUSK-RUN-OPTIONS... PROGRAM ARGS: a husk run with the lab at /data/lab
 # (its stderr in $TMP/err); NC runs a case of netcheck.py.
@@ -214,6 +214,35 @@ matches "$(hr --allow-net 127.0.0.1:9001 --net-max-bytes 1M --audit "$TMP/h3.jso
 [ "$(audit "$TMP/h3.json" 'limit(r, "bytes")')" -ge 1 ]; ok $? "the audit records the bytes limit"
 check "$(hr --allow-net 127.0.0.1:9000 --net-max-open 2 $NC open 127.0.0.1 9000 3)" "ok ok EACCES" \
 	"--net-max-open 2: a third connection at once is refused, the two others still echo"
+t0=$(ms)
+check "$(hr --allow-net 127.0.0.1:9001 --net-max-rate 1M --audit "$TMP/h4.json" $NC sink 127.0.0.1 9001 3145728)" "3145728" \
+	"--net-max-rate 1M: 3 MB reach the sink whole"
+t=$(($(ms) - t0))
+[ "$t" -ge 1800 ]; ok $? "and take at least 1.8 s (a second's worth at once, then 1 MB/s): $t ms"
+[ "$(audit "$TMP/h4.json" 'limit(r, "rate")')" -eq 1 ]; ok $? "the audit records the rate limit once"
+check "$(hr --allow-net api.test $DNS --net-max-resolves 2 --audit "$TMP/h5.json" python -c '
+import socket
+print([socket.getaddrinfo("api.test", 443, socket.AF_INET)[0][4][0] for _ in range(4)])')" "['11.0.0.1', '11.0.0.1', '11.0.0.1', '11.0.0.1']" \
+	"--net-max-resolves 2: 4 lookups in a row all get their answer (musl asks again after a refusal)"
+[ "$(audit "$TMP/h5.json" 'limit(r, "resolves")')" -eq 1 ] &&
+	[ "$(audit "$TMP/h5.json" 'net(r) and r.get("op") == "resolve" and "per second" in reason(r)')" -ge 1 ]
+ok $? "and the audit records the resolve limit and the refused queries"
+
+# the broker killed mid-transfer: the program's send fails with ECONNRESET,
+# a new connect with ENETUNREACH, and the run ends as the program does
+"$HUSK" run -t 60 --ro lab="$RO" --allow-net 127.0.0.1:9001 $NC stream 127.0.0.1 9001 >"$TMP/k.out" 2>"$TMP/err" &
+hpid=$!
+i=0
+while ! grep -q sending "$TMP/k.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+broker=
+for c in $(pgrep -P "$hpid"); do # husk's child with a socket at fd 3 (the write-back helper has pipes)
+	case $(readlink "/proc/$c/fd/3" 2>/dev/null) in socket:*) broker=$c ;; esac
+done
+[ -n "$broker" ] && kill -KILL "$broker"
+wait "$hpid"
+st=$?
+check "$(tail -n 1 "$TMP/k.out"):$st" "ECONNRESET ENETUNREACH:0" \
+	"the broker killed mid-transfer: the send fails with ECONNRESET, a new connect with ENETUNREACH, husk ends with the program's 0"
 
 # --- i. volume ---------------------------------------------------------------------------
 t0=$(ms)

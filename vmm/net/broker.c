@@ -70,6 +70,10 @@ struct broker {
 	uint32_t open, connects, denials;
 	uint64_t bytes;
 	unsigned limits_told;       /* the limits with a record (1 << enum limit_kind) */
+	double tokens;              /* bytes the rate limit lets through now */
+	double refilled;            /* when they were counted (monotonic seconds) */
+	uint32_t resolves;          /* in the second that began at resolves_since */
+	double resolves_since;
 	uint8_t in[HUSK_NET_MSG_MAX];
 };
 
@@ -160,12 +164,12 @@ static void record(struct broker *b, const char *op, const struct net_addr *a, u
 
 /* A limit of the policy's, hit: one "limit" record per kind, at the first
  * hit (each request it refuses has its own "network" record). */
-enum limit_kind { LIMIT_DENIALS, LIMIT_CONNECTS, LIMIT_OPEN, LIMIT_BYTES, LIMITS };
+enum limit_kind { LIMIT_DENIALS, LIMIT_CONNECTS, LIMIT_OPEN, LIMIT_BYTES, LIMIT_RATE, LIMIT_RESOLVES, LIMITS };
 
 static void limit_hit(struct broker *b, enum limit_kind k)
 {
-	static const char *const kinds[LIMITS] = { "network denials", "network connects",
-						   "network connections open", "network bytes" };
+	static const char *const kinds[LIMITS] = { "network denials", "network connects", "network connections open",
+						   "network bytes", "network rate", "network resolves" };
 	if (b->c->record_fd < 0 || b->limits_told & 1u << k)
 		return;
 	b->limits_told |= 1u << k;
@@ -387,16 +391,54 @@ static void credit_if_due(struct broker *b, struct conn *c)
 	}
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Bytes the rate limit lets through now (SIZE_MAX without one); none left:
+ * a "limit" record the first time. */
+static size_t rate_room(struct broker *b)
+{
+	if (!b->c->max_rate)
+		return SIZE_MAX;
+	double now = now_s(), rate = (double)b->c->max_rate;
+	b->tokens += (now - b->refilled) * rate;
+	b->refilled = now;
+	if (b->tokens > rate)
+		b->tokens = rate;
+	if (b->tokens < 1)
+		limit_hit(b, LIMIT_RATE);
+	return b->tokens < 1 ? 0 : (size_t)b->tokens;
+}
+
+static void rate_spend(struct broker *b, size_t n)
+{
+	b->tokens -= (double)n;
+}
+
+/* How long until the rate limit lets a byte through (ms), or -1: now. */
+static int rate_wait_ms(struct broker *b)
+{
+	if (!b->c->max_rate || rate_room(b))
+		return -1;
+	return (int)((1 - b->tokens) * 1000 / (double)b->c->max_rate) + 1;
+}
+
 static void write_out(struct broker *b, struct conn *c)
 {
-	while (c->out_len && !c->checking) {
-		ssize_t w = send(c->fd, c->out, c->out_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	size_t room;
+	while (c->out_len && !c->checking && (room = rate_room(b))) {
+		ssize_t w = send(c->fd, c->out, c->out_len < room ? c->out_len : room, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (w < 0 && errno == EAGAIN)
 			break;
 		if (w < 0) {
 			fail(b, c, errno);
 			return;
 		}
+		rate_spend(b, (size_t)w);
 		memmove(c->out, c->out + w, c->out_len - (size_t)w);
 		c->out_len -= (size_t)w;
 		c->fwd_cnt += (uint32_t)w;
@@ -449,7 +491,8 @@ static void on_readable(struct broker *b, struct conn *c)
 	if (c->host_done)
 		return;
 	uint32_t credit = guest_credit(c);
-	size_t want = credit < HUSK_NET_PAYLOAD_MAX ? credit : HUSK_NET_PAYLOAD_MAX;
+	size_t want = credit < HUSK_NET_PAYLOAD_MAX ? credit : HUSK_NET_PAYLOAD_MAX, room = rate_room(b);
+	want = want < room ? want : room;
 	if (!want)
 		return;
 	ssize_t r = recv(c->fd, b->in, want, MSG_DONTWAIT);
@@ -472,6 +515,7 @@ static void on_readable(struct broker *b, struct conn *c)
 		fail(b, c, ECONNRESET);
 		return;
 	}
+	rate_spend(b, (size_t)r);
 	c->tx_cnt += (uint32_t)r;
 	send_msg(b, about(c, HUSK_NET_DATA), b->in, (size_t)r);
 }
@@ -539,6 +583,15 @@ static void on_resolve(struct broker *b, const struct husk_net_hdr *h, const uin
 		record(b, "resolve", NULL, 0, str_escape(raw, h->len, shown, sizeof shown), "denied",
 		       denied(b) ? "no allow rule lists it, or the denial limit" : "no allow rule lists it");
 		answer(b, h->conn, name, NULL, 0, HUSK_NET_NXDOMAIN);
+		return;
+	}
+	double now = now_s();
+	if (now - b->resolves_since >= 1)
+		b->resolves_since = now, b->resolves = 0;
+	if (b->c->max_resolves && ++b->resolves > b->c->max_resolves) {
+		limit_hit(b, LIMIT_RESOLVES);
+		record(b, "resolve", NULL, 0, name, "denied", "the limit of names resolved per second");
+		answer(b, h->conn, name, NULL, 0, HUSK_NET_REFUSED);
 		return;
 	}
 	for (size_t i = 0; i < b->c->nhosts; i++)
@@ -668,15 +721,17 @@ int broker_run(int fd, const struct broker_config *cfg)
 	struct pollfd pfd[1 + CONNS_MAX + ARES_GETSOCK_MAXNUM];
 	struct conn *of[1 + CONNS_MAX];
 	int result = 0;
+	b->refilled = now_s();
+	b->tokens = (double)cfg->max_rate;
 	for (;;) {
-		int n = 0;
+		int n = 0, throttle_ms = rate_wait_ms(b), throttled = throttle_ms >= 0;
 		pfd[n++] = (struct pollfd){ fd, POLLIN | (b->q ? POLLOUT : 0), 0 };
 		for (int i = 0; i < CONNS_MAX; i++) {
 			struct conn *c = &b->conns[i];
 			if (c->state == C_FREE)
 				continue;
 			short ev = c->state == C_CONNECTING ? POLLOUT : 0;
-			if (c->state == C_OPEN) {
+			if (c->state == C_OPEN && !throttled) {
 				ev |= (guest_credit(c) && !c->host_done ? POLLIN : 0) |
 				      (c->out_len && !c->checking ? POLLOUT : 0);
 			}
@@ -695,7 +750,10 @@ int broker_run(int fd, const struct broker_config *cfg)
 				pfd[n++] = (struct pollfd){ socks[i], ev, 0 };
 		}
 		struct timeval tv, *tvp = b->dns_ready ? ares_timeout(b->dns, NULL, &tv) : NULL;
-		int r = poll(pfd, (nfds_t)n, tvp ? (int)(tvp->tv_sec * 1000 + tvp->tv_usec / 1000) : -1);
+		int ms = tvp ? (int)(tvp->tv_sec * 1000 + tvp->tv_usec / 1000) : -1;
+		if (throttled && (ms < 0 || throttle_ms < ms))
+			ms = throttle_ms;
+		int r = poll(pfd, (nfds_t)n, ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {

@@ -31,6 +31,8 @@ struct broker_config {
 	uint32_t max_connects;     /* connects in all, allowed or not */
 	uint32_t max_denials;      /* denials before every later request is refused */
 	uint64_t max_bytes;        /* in and out together */
+	uint64_t max_rate;         /* bytes per second, in and out together (a second's worth at once) */
+	uint32_t max_resolves;     /* names resolved per second; beyond: REFUSED */
 	int record_fd;             /* JSON lines, one per resolve and connect; -1: none */
 	/* Called once the resolver has read the host's configuration, before
 	 * the first request (broker_start's filter): 0, or the broker ends. */

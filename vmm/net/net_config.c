@@ -17,7 +17,8 @@ int net_config_build(const struct options *o, struct broker_config *c, char *err
 {
 	*c = (struct broker_config){ .dns = 1, .dns_servers = o->net_dns, .check_names = !o->net_no_name_check,
 				     .max_open = o->net_max_open, .max_connects = o->net_max_connects,
-				     .max_denials = o->net_max_denials, .max_bytes = o->net_max_bytes, .record_fd = -1 };
+				     .max_denials = o->net_max_denials, .max_bytes = o->net_max_bytes,
+				     .max_rate = o->net_max_rate, .max_resolves = o->net_max_resolves, .record_fd = -1 };
 	for (int i = 0; i < o->nnet_rules; i++)
 		if (rules_add(&c->rules, o->net_rules[i], err, n))
 			goto fail;
@@ -79,10 +80,11 @@ json_t *net_config_json(const struct options *o)
 		json_object_set_new(floor, cidr, json_string(what));
 	for (size_t i = 0; (cidr = rules_range(1, i, &what)); i++)
 		json_object_set_new(private, cidr, json_string(what));
-	json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:b, s:I, s:I, s:I, s:I}", "allow", allow, "deny", deny,
+	json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "allow", allow, "deny", deny,
 			      "never", floor, "only_by_an_entry_inside", private, "hosts", hosts, "name_check",
 			      c.check_names, "max_open", (json_int_t)c.max_open, "max_connects", (json_int_t)c.max_connects,
-			      "max_denials", (json_int_t)c.max_denials, "max_bytes", (json_int_t)c.max_bytes);
+			      "max_denials", (json_int_t)c.max_denials, "max_bytes", (json_int_t)c.max_bytes,
+			      "max_rate", (json_int_t)c.max_rate, "max_resolves", (json_int_t)c.max_resolves);
 	json_object_set_new(j, "dns", o->net_dns ? json_string(o->net_dns) : json_string("the host's resolv.conf"));
 	net_config_free(&c);
 	return j;
