@@ -4,7 +4,7 @@
  *
  * A stream socket's connect is CONNECT; the broker answers CONNECTED or
  * RESET (EACCES: a rule refused it).  Bytes go both ways as DATA under
- * credit: the broker sends no more than RX_BUF unread bytes (the socket's
+ * credit: the broker sends no more than the socket's receive ring holds (its
  * receive ring), the socket no more than the broker's buffer less what it
  * has not yet written to the host.  Every message carries the sender's
  * credit; a CREDIT alone is sent when the program has read a quarter of
@@ -24,7 +24,11 @@
 #include "net/socket.h"
 #include "proc/signal.h"
 
-#define RX_BUF (256u << 10)
+/* The receive ring starts small and doubles when it is more than half full
+ * as data comes (a bulk transfer: fewer waits for credit), as Linux tunes
+ * its receive buffer; a socket that only talks holds RX_MIN. */
+#define RX_MIN (64u << 10)
+#define RX_MAX (1024u << 10)
 #define IPPROTO_IP   0
 #define IPPROTO_TCP  6
 #define IPPROTO_UDP  17
@@ -63,8 +67,8 @@ struct isock {
 	int reset, eof;            /* the connection is gone; the peer sends no more */
 	int rd_shut, wr_shut;      /* shutdown() */
 	struct inet_addr local, peer;
-	uint8_t *rx;               /* RX_BUF ring */
-	uint32_t rx_head, rx_len;
+	uint8_t *rx;               /* the receive ring, rx_size bytes */
+	uint32_t rx_size, rx_head, rx_len;
 	uint32_t fwd_cnt, fwd_told;         /* read by the program; as last told */
 	uint32_t peer_buf, peer_fwd, tx_cnt; /* the broker's credit; sent in all */
 	struct dgram *answers, **answers_tail;
@@ -96,7 +100,7 @@ static const struct stream_ops inet_ops;
 static struct husk_net_hdr about(struct isock *s, uint32_t op)
 {
 	s->fwd_told = s->fwd_cnt;
-	return (struct husk_net_hdr){ .op = op, .conn = s->conn, .buf_alloc = RX_BUF, .fwd_cnt = s->fwd_cnt };
+	return (struct husk_net_hdr){ .op = op, .conn = s->conn, .buf_alloc = s->rx_size, .fwd_cnt = s->fwd_cnt };
 }
 
 static struct isock *find(uint32_t conn)
@@ -130,14 +134,29 @@ static void gone(struct isock *s, int err)
 	}
 }
 
+/* The ring twice as large, its bytes from its start. */
+static void rx_grow(struct isock *s)
+{
+	uint32_t size = s->rx_size * 2, first = s->rx_len < s->rx_size - s->rx_head ? s->rx_len : s->rx_size - s->rx_head;
+	uint8_t *rx = size <= RX_MAX ? kalloc(size) : 0;
+	if (!rx)
+		return; /* it stays as it is */
+	memcpy(rx, s->rx + s->rx_head, first);
+	memcpy(rx + first, s->rx, s->rx_len - first);
+	kfree(s->rx, s->rx_size);
+	s->rx = rx, s->rx_size = size, s->rx_head = 0;
+}
+
 static void rx_put(struct isock *s, const uint8_t *p, uint32_t len)
 {
-	if (len > RX_BUF - s->rx_len)
-		len = RX_BUF - s->rx_len; /* beyond the credit given: a broken broker's */
-	uint32_t at = (s->rx_head + s->rx_len) % RX_BUF, first = len < RX_BUF - at ? len : RX_BUF - at;
+	if (len > s->rx_size - s->rx_len)
+		len = s->rx_size - s->rx_len; /* beyond the credit given: a broken broker's */
+	uint32_t at = (s->rx_head + s->rx_len) % s->rx_size, first = len < s->rx_size - at ? len : s->rx_size - at;
 	memcpy(s->rx + at, p, first);
 	memcpy(s->rx, p + first, len - first);
 	s->rx_len += len;
+	if (s->rx_len > s->rx_size / 2 && s->rx_size < RX_MAX)
+		rx_grow(s); /* the broker learns it with the next credit */
 }
 
 static void answer_add(struct isock *s, const struct inet_addr *from, const uint8_t *b, size_t len)
@@ -303,7 +322,7 @@ static int wait_change(struct file *f, long flags)
 
 static void credit_if_due(struct isock *s)
 {
-	if (s->state == I_OPEN && !s->reset && s->fwd_cnt - s->fwd_told >= RX_BUF / 4) {
+	if (s->state == I_OPEN && !s->reset && s->fwd_cnt - s->fwd_told >= s->rx_size / 4) {
 		struct husk_net_hdr h = about(s, HUSK_NET_CREDIT);
 		net_send(&h, 0, 0);
 	}
@@ -311,11 +330,11 @@ static void credit_if_due(struct isock *s)
 
 static size_t rx_take(struct isock *s, char *buf, size_t len, int peek)
 {
-	size_t n = len < s->rx_len ? len : s->rx_len, first = n < RX_BUF - s->rx_head ? n : RX_BUF - s->rx_head;
+	size_t n = len < s->rx_len ? len : s->rx_len, first = n < s->rx_size - s->rx_head ? n : s->rx_size - s->rx_head;
 	memcpy(buf, s->rx + s->rx_head, first);
 	memcpy(buf + first, s->rx, n - first);
 	if (!peek) {
-		s->rx_head = (uint32_t)((s->rx_head + n) % RX_BUF);
+		s->rx_head = (uint32_t)((s->rx_head + n) % s->rx_size);
 		s->rx_len -= (uint32_t)n;
 		s->fwd_cnt += (uint32_t)n;
 		credit_if_due(s);
@@ -562,7 +581,7 @@ static void inet_release(struct file *f)
 		kfree(d, sizeof *d + d->len);
 	}
 	if (s->rx)
-		kfree(s->rx, RX_BUF);
+		kfree(s->rx, s->rx_size);
 	kfree(s, sizeof *s);
 }
 
@@ -635,8 +654,10 @@ static long inet_connect(long fd, const void *addr, long len)
 	case I_NEW:
 		if (!a.port)
 			return -ECONNREFUSED;
-		if (!s->rx && !(s->rx = kalloc(RX_BUF)))
+		if (!s->rx && !(s->rx = kalloc(RX_MIN)))
 			return -ENOMEM;
+		if (!s->rx_size)
+			s->rx_size = RX_MIN;
 		s->conn = next_conn++;
 		if (next_conn == HUSK_NET_ALL)
 			next_conn = 1;
@@ -741,7 +762,7 @@ static long inet_recvfrom(long fd, void *buf, size_t len, long flags, void *addr
 static long msg_io(long fd, struct msghdr_k *m, long flags, int sending)
 {
 	size_t total;
-	long r = socket_iov_total(m, RX_BUF, &total);
+	long r = socket_iov_total(m, RX_MAX, &total);
 	if (r)
 		return r;
 	char *tmp = kalloc(total ? total : 1);

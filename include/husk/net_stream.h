@@ -56,7 +56,7 @@ struct husk_net_addr {
 _Static_assert(sizeof(struct husk_net_addr) == 20, "the wire size");
 
 /* The guest posts receive buffers of HUSK_NET_MSG_MAX bytes. */
-#define HUSK_NET_PAYLOAD_MAX 16384
+#define HUSK_NET_PAYLOAD_MAX 131072
 #define HUSK_NET_RESOLVED_MAX 16 /* addresses in one answer */
 #define HUSK_NET_MSG_MAX (sizeof(struct husk_net_hdr) + HUSK_NET_PAYLOAD_MAX)
 #endif

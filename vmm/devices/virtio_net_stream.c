@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "devices/host_fd.h"
 #include "devices/virtio_net_stream.h"
@@ -16,27 +17,36 @@ static void broker_gone(struct net_stream *n)
 	n->held = 0;
 }
 
-/* One chain of the transmit queue: one message, to the broker whole. */
+/* One chain of the transmit queue: one message, to the broker whole,
+ * written from guest memory (the header is copied out first: what is
+ * checked is what is sent; the payload is the guest's business). */
 static long transmit(void *priv, struct virtq_chain *c, const char **err)
 {
 	struct net_stream *n = priv;
-	size_t len = 0;
-	for (int i = 0; i < c->n; i++) {
-		if (c->seg[i].writable)
-			return *err = "network: a message with a buffer for the device to write", -1;
-		if (c->seg[i].len > sizeof n->out - len)
-			return *err = "network: a message longer than the largest", -1;
-		memcpy(n->out + len, c->seg[i].ptr, c->seg[i].len);
-		len += c->seg[i].len;
-	}
+	struct iovec v[VIRTQ_MAX_SIZE + 1];
 	struct husk_net_hdr h;
+	size_t len = 0, got = 0;
+	int nv = 1;
+	for (int i = 0; i < c->n; i++) {
+		const struct virtq_seg *g = &c->seg[i];
+		if (g->writable)
+			return *err = "network: a message with a buffer for the device to write", -1;
+		if (g->len > HUSK_NET_MSG_MAX - len)
+			return *err = "network: a message longer than the largest", -1;
+		size_t k = got < HDR ? (HDR - got < g->len ? HDR - got : g->len) : 0;
+		memcpy((uint8_t *)&h + got, g->ptr, k);
+		got += k;
+		if (g->len > k)
+			v[nv++] = (struct iovec){ g->ptr + k, g->len - k };
+		len += g->len;
+	}
 	if (len < HDR)
 		return *err = "network: a message shorter than its header", -1;
-	memcpy(&h, n->out, HDR);
 	if (h.len != len - HDR)
 		return *err = "network: a message whose length is not its header's", -1;
+	v[0] = (struct iovec){ &h, HDR };
 	while (n->broker_fd >= 0) {
-		ssize_t w = write(n->broker_fd, n->out, len);
+		ssize_t w = writev(n->broker_fd, v, nv); /* one message on a SOCK_SEQPACKET socket */
 		if (w == (ssize_t)len) {
 			n->sent++;
 			break;

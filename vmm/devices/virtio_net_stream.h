@@ -20,7 +20,7 @@ struct net_stream {
 	size_t held;            /* bytes of a message from the broker waiting for a receive buffer */
 	int starved;            /* the last delivery found no receive buffer left */
 	uint64_t sent, received; /* messages */
-	uint8_t out[HUSK_NET_MSG_MAX], in[HUSK_NET_MSG_MAX];
+	uint8_t in[HUSK_NET_MSG_MAX];
 };
 
 void net_stream_init(struct net_stream *n, uint64_t base, const struct guest_mem *m, int broker_fd);

@@ -22,7 +22,7 @@ static const int vmm_calls[] = {
 
 /* The calls allowed only on the fds given for them (first argument). */
 static const struct { unsigned may; int call; } vmm_fd_calls[] = {
-	{ FD_READ, SCMP_SYS(read) }, { FD_WRITE, SCMP_SYS(write) },
+	{ FD_READ, SCMP_SYS(read) }, { FD_WRITE, SCMP_SYS(write) }, { FD_WRITE, SCMP_SYS(writev) },
 	{ FD_PREAD, SCMP_SYS(pread64) }, { FD_PWRITE, SCMP_SYS(pwrite64) },
 };
 
