@@ -443,6 +443,10 @@ static void write_out(struct broker *b, struct conn *c)
 		c->out_len -= (size_t)w;
 		c->fwd_cnt += (uint32_t)w;
 	}
+	if (!c->out_len && c->out) { /* only a connection whose host is behind holds a buffer */
+		free(c->out);
+		c->out = NULL;
+	}
 	credit_if_due(b, c);
 	if (!c->out_len && c->guest_done == 1) {
 		shutdown(c->fd, SHUT_WR);
