@@ -41,6 +41,7 @@ struct bootinfo {
 	struct disk_info disk[MAX_DISKS];
 	int ndisks;
 	uintptr_t net_mmio;       /* the network's device; 0: the run has no network */
+	int loopback;             /* AF_INET sockets exist at least for the guest's loopback */
 	uint64_t script_gpa, script_size; /* a script for the scratch /workdir (size 0: none) */
 	const char *script_name;
 };

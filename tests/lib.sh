@@ -34,4 +34,14 @@ need_kvm() {
 		exit 1
 	fi
 }
+# same_lines WANT GOT N: an `is` for each of the first N lines of file GOT
+# against WANT's (a script's output in husk against its native run's).
+same_lines() {
+	i_=0
+	while [ $i_ -lt "$3" ]; do
+		i_=$((i_ + 1))
+		want_=$(sed -n "${i_}p" "$1")
+		is "$(sed -n "${i_}p" "$2")" "$want_" "as natively: ${want_%%:*}"
+	done
+}
 done_testing() { [ "$failed" -eq 0 ]; exit $?; }

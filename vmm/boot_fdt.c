@@ -63,6 +63,8 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 	e = e ? e : fdt_property_u32(fdt, HUSK_DT_PIDS, p->pids);
 	if (!e && p->selftest)
 		e = fdt_property(fdt, HUSK_DT_SELFTEST, NULL, 0);
+	if (!e && p->loopback)
+		e = fdt_property(fdt, HUSK_DT_LOOPBACK, NULL, 0);
 	e = e ? e : prop_strings(fdt, HUSK_DT_ARGV, p->argv, p->argc);
 	e = e ? e : prop_strings(fdt, HUSK_DT_ENVP, p->envv, p->envc);
 	if (!e && p->script_name) {

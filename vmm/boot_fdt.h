@@ -29,6 +29,7 @@ struct boot_params {
 	int tty[3];
 	uint16_t rows, cols;
 	int selftest;
+	int loopback;          /* AF_INET sockets between the guest's processes (--net-loopback, --allow-net) */
 	uint32_t open_files;
 	uint32_t pids;
 	struct boot_device dev[HUSK_MMIO_MAX];

@@ -287,7 +287,7 @@ static void describe_machine(struct session *s, const struct elf_image *image)
 		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
 		.entry = image->entry, .phdr = image->phdr, .phnum = image->phnum, .image_end = image->hi,
 		.tsc_khz = s->vm.tsc_khz, .selftest = o->selftest, .open_files = o->open_files,
-		.pids = o->pids,
+		.pids = o->pids, .loopback = o->net_loopback || net_attached(o),
 	};
 	if (s->script.gpa) {
 		s->bp.script_name = s->script.name;

@@ -55,6 +55,9 @@ void options_help(void)
 	       "                        reserved ranges are never reachable, private and\n"
 	       "                        loopback ones only by an entry inside them\n"
 	       "      --deny-net ENTRY  refuse what ENTRY names, whatever allows it (repeatable)\n"
+	       "      --net-loopback    AF_INET and AF_INET6 sockets on the guest's own loopback\n"
+	       "                        (servers and clients among its processes; nothing leaves\n"
+	       "                        the VM; implied by --allow-net)\n"
 	       "      --net-dns ADDR[:PORT][,...]  the DNS servers names are resolved with\n"
 	       "                        (default: the host's /etc/resolv.conf)\n"
 	       "      --net-host NAME=ADDR[,ADDR...]  resolve NAME to these, without DNS\n"
@@ -169,6 +172,7 @@ static const struct option longopts[] = {
 	{ "net-dns", required_argument, 0, 'n' },
 	{ "net-host", required_argument, 0, 'H' },
 	{ "net-no-name-check", no_argument, 0, 'c' },
+	{ "net-loopback", no_argument, 0, 'L' },
 	{ "net-max-open", required_argument, 0, 'o' },
 	{ "net-max-connects", required_argument, 0, 'x' },
 	{ "net-max-denials", required_argument, 0, 'y' },
@@ -240,6 +244,7 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 		case 'n': t->net_dns = optarg; break;
 		case 'H': t->net_hosts[t->nnet_hosts++] = optarg; break;
 		case 'c': t->net_no_name_check = 1; break;
+		case 'L': t->net_loopback = 1; break;
 		case 'o': t->net_max_open = parse_count("net-max-open limit", optarg, 1, 1024); break;
 		case 'x': t->net_max_connects = parse_count("net-max-connects limit", optarg, 1, UINT32_MAX); break;
 		case 'y': t->net_max_denials = parse_count("net-max-denials limit", optarg, 0, UINT32_MAX); break;

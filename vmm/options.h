@@ -32,6 +32,7 @@ struct options {
 	int nnet_hosts;
 	const char *net_dns; /* --net-dns ADDR[:PORT],...: the DNS servers the broker asks */
 	int net_no_name_check;
+	int net_loopback;   /* --net-loopback: AF_INET sockets between the guest's own processes only */
 	uint32_t net_max_open, net_max_connects, net_max_denials, net_max_resolves;
 	uint64_t net_max_bytes, net_max_rate;  /* 0: no limit */
 	const char *program;

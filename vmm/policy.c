@@ -28,6 +28,7 @@ static const struct key net_keys[] = {
 	{ "max_open", "net-max-open", 'n' }, { "max_connects", "net-max-connects", 'n' },
 	{ "max_denials", "net-max-denials", 'n' }, { "max_bytes", "net-max-bytes", 's' },
 	{ "max_rate", "net-max-rate", 's' }, { "max_resolves", "net-max-resolves", 'n' },
+	{ "loopback", "net-loopback", 'B' },
 };
 
 struct list {
@@ -83,6 +84,10 @@ static int one(struct list *l, const struct key *table, size_t nkeys, const char
 		if (!json_is_boolean(val))
 			return errmsg(err, n, "\"%s\" must be true or false", key);
 		return json_is_false(val) ? push(l, opt, NULL) : 0;
+	case 'B':
+		if (!json_is_boolean(val))
+			return errmsg(err, n, "\"%s\" must be true or false", key);
+		return json_is_true(val) ? push(l, opt, NULL) : 0;
 	case 'l': {
 		size_t i;
 		json_t *v;

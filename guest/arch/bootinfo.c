@@ -78,6 +78,7 @@ void bootinfo_parse(const void *fdt, int pvm)
 	t = prop(fdt, chosen, HUSK_DT_WINSIZE, 0, HUSK_DT_WINSIZE_LEN);
 	boot.rows = fdt32_ld(t), boot.cols = fdt32_ld(t + 1);
 	boot.selftest = fdt_getprop(fdt, chosen, HUSK_DT_SELFTEST, 0) != 0;
+	boot.loopback = fdt_getprop(fdt, chosen, HUSK_DT_LOOPBACK, 0) != 0;
 	boot.open_files = (int)fdt32_ld(prop(fdt, chosen, HUSK_DT_OPEN_FILES, 0, 4));
 	boot.max_tasks = HUSK_PIDS_DEFAULT;
 	if (fdt_getprop(fdt, chosen, HUSK_DT_PIDS, 0))

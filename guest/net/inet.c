@@ -21,14 +21,10 @@
 #include "ipc/pipe.h"
 #include "net/dns.h"
 #include "net/inet.h"
+#include "net/inet_sock.h"
 #include "net/socket.h"
 #include "proc/signal.h"
 
-/* The receive ring starts small and doubles when it is more than half full
- * as data comes (a bulk transfer: fewer waits for credit), as Linux tunes
- * its receive buffer; a socket that only talks holds RX_MIN. */
-#define RX_MIN (64u << 10)
-#define RX_MAX (1024u << 10)
 #define IPPROTO_IP   0
 #define IPPROTO_TCP  6
 #define IPPROTO_UDP  17
@@ -37,44 +33,12 @@
 #define QUERIES_MAX 32  /* a socket's questions in flight: beyond, one is lost, as over UDP */
 #define ANSWERS_MAX 64  /* answers waiting to be read: beyond, one is lost */
 #define ANSWER_MAX 1024
-#define OPTS_MAX 16
-
-enum { I_NEW, I_CONNECTING, I_OPEN, I_CLOSED };
-
-struct inet_addr {
-	uint16_t family, port; /* port in host order; family 0: none */
-	uint8_t a[16];         /* network order; AF_INET in a[0..3] */
-};
 
 struct dgram {
 	struct dgram *next;
 	struct inet_addr from;
 	size_t len;
 	uint8_t b[];
-};
-
-/* An option set with setsockopt, for getsockopt to give back. */
-struct opt {
-	int level, name, size;
-	uint8_t v[16];
-};
-
-struct isock {
-	struct isock *next;        /* in `conns` while it has a connection number */
-	int family, type, state;
-	uint32_t conn;
-	int error;                 /* SO_ERROR: a failed connect's, or a reset's (once) */
-	int reset, eof;            /* the connection is gone; the peer sends no more */
-	int rd_shut, wr_shut;      /* shutdown() */
-	struct inet_addr local, peer;
-	uint8_t *rx;               /* the receive ring, rx_size bytes */
-	uint32_t rx_size, rx_head, rx_len;
-	uint32_t fwd_cnt, fwd_told;         /* read by the program; as last told */
-	uint32_t peer_buf, peer_fwd, tx_cnt; /* the broker's credit; sent in all */
-	struct dgram *answers, **answers_tail;
-	int nanswers, nqueries;
-	struct opt opts[OPTS_MAX];
-	int nopts;
 };
 
 struct query {
@@ -90,7 +54,6 @@ struct query {
 static struct isock *conns;
 static struct query *queries;
 static uint32_t next_conn = 1, next_query = 1;
-static uint16_t next_port = 40000;
 static uint8_t tx[HUSK_NET_PAYLOAD_MAX]; /* one message at a time: the kernel is not preempted */
 
 static const struct stream_ops inet_ops;
@@ -134,8 +97,19 @@ static void gone(struct isock *s, int err)
 	}
 }
 
+/* --- the receive ring ----------------------------------------------------------- */
+
+int rx_ready(struct isock *s)
+{
+	if (!s->rx && !(s->rx = kalloc(RX_MIN)))
+		return -ENOMEM;
+	if (!s->rx_size)
+		s->rx_size = RX_MIN;
+	return 0;
+}
+
 /* The ring twice as large, its bytes from its start. */
-static void rx_grow(struct isock *s)
+void rx_grow(struct isock *s)
 {
 	uint32_t size = s->rx_size * 2, first = s->rx_len < s->rx_size - s->rx_head ? s->rx_len : s->rx_size - s->rx_head;
 	uint8_t *rx = size <= RX_MAX ? kalloc(size) : 0;
@@ -147,10 +121,10 @@ static void rx_grow(struct isock *s)
 	s->rx = rx, s->rx_size = size, s->rx_head = 0;
 }
 
-static void rx_put(struct isock *s, const uint8_t *p, uint32_t len)
+void rx_put(struct isock *s, const uint8_t *p, uint32_t len)
 {
 	if (len > s->rx_size - s->rx_len)
-		len = s->rx_size - s->rx_len; /* beyond the credit given: a broken broker's */
+		len = s->rx_size - s->rx_len; /* beyond the credit given: a broken broker's (a mate never sends more) */
 	uint32_t at = (s->rx_head + s->rx_len) % s->rx_size, first = len < s->rx_size - at ? len : s->rx_size - at;
 	memcpy(s->rx + at, p, first);
 	memcpy(s->rx, p + first, len - first);
@@ -322,6 +296,10 @@ static int wait_change(struct file *f, long flags)
 
 static void credit_if_due(struct isock *s)
 {
+	if (s->in_guest) {
+		stream_changed(); /* the mate may have waited for room */
+		return;
+	}
 	if (s->state == I_OPEN && !s->reset && s->fwd_cnt - s->fwd_told >= s->rx_size / 4) {
 		struct husk_net_hdr h = about(s, HUSK_NET_CREDIT);
 		net_send(&h, 0, 0);
@@ -371,6 +349,16 @@ static long stream_recv(struct file *f, char *buf, size_t len, long flags)
 	}
 }
 
+/* What a send may put out now: room in the mate's ring, or the broker's
+ * credit (0 when its claims do not add up). */
+static uint32_t credit_of(struct isock *s)
+{
+	if (s->in_guest)
+		return loopback_room(s);
+	uint32_t credit = s->peer_buf - (s->tx_cnt - s->peer_fwd);
+	return credit <= s->peer_buf ? credit : 0;
+}
+
 static long stream_send(struct file *f, const char *buf, size_t len, long flags)
 {
 	struct isock *s = f->priv;
@@ -387,7 +375,7 @@ static long stream_send(struct file *f, const char *buf, size_t len, long flags)
 			s->error = 0;
 			return sent ? (long)sent : -e;
 		}
-		if (s->state != I_OPEN || s->reset || s->wr_shut) {
+		if (s->state != I_OPEN || s->reset || s->wr_shut || (s->in_guest && !s->mate)) {
 			if (sent)
 				return (long)sent;
 			if (!(flags & MSG_NOSIGNAL))
@@ -396,9 +384,7 @@ static long stream_send(struct file *f, const char *buf, size_t len, long flags)
 		}
 		if (sent == len)
 			return (long)sent;
-		uint32_t credit = s->peer_buf - (s->tx_cnt - s->peer_fwd);
-		if (credit > s->peer_buf)
-			credit = 0; /* claims that do not add up */
+		uint32_t credit = credit_of(s);
 		if (!credit) {
 			int r = wait_change(f, flags);
 			if (r)
@@ -407,6 +393,12 @@ static long stream_send(struct file *f, const char *buf, size_t len, long flags)
 		}
 		size_t k = len - sent;
 		k = k < credit ? k : credit;
+		if (s->in_guest) { /* straight into the mate's ring */
+			rx_put(s->mate, (const uint8_t *)buf + sent, (uint32_t)k);
+			sent += k;
+			stream_changed();
+			continue;
+		}
 		k = k < sizeof tx ? k : sizeof tx;
 		memcpy(tx, buf + sent, k);
 		struct husk_net_hdr h = about(s, HUSK_NET_DATA);
@@ -445,14 +437,12 @@ static long dgram_recv(struct file *f, char *buf, size_t len, long flags, struct
 	return (long)n;
 }
 
+/* A datagram socket's port, when it sends or connects before binding. */
 static void bind_any(struct isock *s)
 {
-	if (s->local.port)
-		return;
-	s->local.family = (uint16_t)s->family;
-	s->local.port = next_port++;
-	if (next_port < 40000)
-		next_port = 40000;
+	struct inet_addr any = { (uint16_t)s->family, 0, { 0 } };
+	if (!s->bound)
+		loopback_bind(s, &any);
 }
 
 static int is_localhost(const char *name)
@@ -483,6 +473,11 @@ static long dns_ask(struct isock *s, const struct inet_addr *to, const uint8_t *
 	if (is_localhost(dq.name) || (dq.qtype != DNS_TYPE_A && dq.qtype != DNS_TYPE_AAAA)) {
 		struct husk_net_addr lo[2] = { { AF_INET, 0, { 127, 0, 0, 1 } }, { AF_INET6, 0, { [15] = 1 } } };
 		size_t n = dns_answer(&dq, buf, 0, lo, is_localhost(dq.name) ? 2 : 0, out, sizeof out);
+		answer_add(s, to, out, n);
+		return (long)len;
+	}
+	if (!net_up()) { /* --net-loopback: no name but localhost */
+		size_t n = dns_answer(&dq, buf, HUSK_NET_NXDOMAIN, 0, 0, out, sizeof out);
 		answer_add(s, to, out, n);
 		return (long)len;
 	}
@@ -529,12 +524,6 @@ static long inet_write(struct file *f, const void *buf, size_t len)
 	return s->type == SOCK_STREAM ? stream_send(f, buf, len, 0) : dgram_send(f, buf, len, 0);
 }
 
-static uint32_t credit_of(const struct isock *s)
-{
-	uint32_t credit = s->peer_buf - (s->tx_cnt - s->peer_fwd);
-	return credit <= s->peer_buf ? credit : 0;
-}
-
 /* As Linux's tcp_poll and udp_poll. */
 static unsigned inet_poll(struct file *f, uint64_t *deadline)
 {
@@ -543,6 +532,8 @@ static unsigned inet_poll(struct file *f, uint64_t *deadline)
 	if (s->type == SOCK_DGRAM)
 		return POLLOUT | POLLWRNORM | (s->answers || s->rd_shut ? POLLIN | POLLRDNORM : 0);
 	unsigned ev = s->error ? POLLERR : 0;
+	if (s->listening)
+		return s->pending ? POLLIN | POLLRDNORM : 0;
 	switch (s->state) {
 	case I_NEW:
 		return POLLOUT | POLLWRNORM | POLLHUP;
@@ -556,22 +547,23 @@ static unsigned inet_poll(struct file *f, uint64_t *deadline)
 		ev |= POLLIN | POLLRDNORM;
 	if (rd_done)
 		ev |= POLLRDHUP;
-	if (s->reset || (rd_done && s->wr_shut))
+	if (s->reset || (rd_done && (s->wr_shut || (s->in_guest && !s->mate))))
 		ev |= POLLHUP;
-	if (s->reset || s->wr_shut || credit_of(s))
+	if (s->reset || s->wr_shut || (s->in_guest && !s->mate) || credit_of(s))
 		ev |= POLLOUT | POLLWRNORM;
 	return ev;
 }
 
-static void inet_release(struct file *f)
+void isock_free(struct isock *s)
 {
-	struct isock *s = f->priv;
-	if (s->type == SOCK_STREAM && (s->state == I_CONNECTING || (s->state == I_OPEN && !s->reset))) {
+	if (s->type == SOCK_STREAM && !s->in_guest &&
+	    (s->state == I_CONNECTING || (s->state == I_OPEN && !s->reset))) {
 		struct husk_net_hdr h = about(s, HUSK_NET_SHUTDOWN);
 		h.flags = HUSK_NET_SHUT_WR | HUSK_NET_SHUT_RD;
 		net_send(&h, 0, 0);
 	}
 	unlink_conn(s);
+	loopback_release(s);
 	for (struct query *q = queries; q; q = q->next)
 		if (q->s == s)
 			q->s = 0;
@@ -583,6 +575,11 @@ static void inet_release(struct file *f)
 	if (s->rx)
 		kfree(s->rx, s->rx_size);
 	kfree(s, sizeof *s);
+}
+
+static void inet_release(struct file *f)
+{
+	isock_free(f->priv);
 }
 
 /* --- the calls ----------------------------------------------------------------- */
@@ -613,12 +610,9 @@ static long inet_bind(long fd, const void *addr, long len)
 		return err;
 	if (!a.family)
 		return -EAFNOSUPPORT;
-	if (s->local.port || s->state != I_NEW)
+	if (s->state != I_NEW)
 		return -EINVAL;
-	s->local = a;
-	if (!a.port)
-		bind_any(s);
-	return 0;
+	return loopback_bind(s, &a);
 }
 
 static long inet_connect(long fd, const void *addr, long len)
@@ -637,6 +631,8 @@ static long inet_connect(long fd, const void *addr, long len)
 	}
 	if (!a.family)
 		return -EAFNOSUPPORT;
+	if (s->listening)
+		return -EINVAL;
 	switch (s->state) {
 	case I_OPEN:
 		return -EISCONN;
@@ -654,10 +650,17 @@ static long inet_connect(long fd, const void *addr, long len)
 	case I_NEW:
 		if (!a.port)
 			return -ECONNREFUSED;
-		if (!s->rx && !(s->rx = kalloc(RX_MIN)))
-			return -ENOMEM;
-		if (!s->rx_size)
-			s->rx_size = RX_MIN;
+		if (is_loopback(&a)) { /* a server of the guest's own first */
+			struct isock *l = loopback_listener(&a);
+			if (l)
+				return loopback_connect(f, s, l, &a);
+			if (!net_up())
+				return -ECONNREFUSED;
+		} else if (!net_up()) {
+			return -ENETUNREACH; /* --net-loopback: nothing beyond the guest */
+		}
+		if ((err = rx_ready(s)))
+			return err;
 		s->conn = next_conn++;
 		if (next_conn == HUSK_NET_ALL)
 			next_conn = 1;
@@ -687,14 +690,44 @@ static long inet_connect(long fd, const void *addr, long len)
 
 static long inet_listen(long fd, long backlog)
 {
-	(void)fd, (void)backlog;
-	return -EACCES; /* no listening socket is offered: the network only goes out */
+	struct file *f;
+	long err;
+	struct isock *s = sock_of(fd, &f, &err);
+	if (!s)
+		return err;
+	if (s->type != SOCK_STREAM)
+		return -EOPNOTSUPP;
+	return loopback_listen(s, backlog); /* only the guest's own processes can reach it */
 }
 
 static long inet_accept4(long fd, void *addr, int *alen, long flags)
 {
-	(void)fd, (void)addr, (void)alen, (void)flags;
-	return -EINVAL; /* never listening */
+	struct file *f;
+	long err;
+	struct isock *s = sock_of(fd, &f, &err), *t;
+	if (!s)
+		return err;
+	if (flags & ~(long)(SOCK_NONBLOCK | SOCK_CLOEXEC))
+		return -EINVAL;
+	if (!s->listening)
+		return -EINVAL;
+	if (addr && !user_ok(alen, sizeof *alen))
+		return -EFAULT;
+	f->refs++;
+	err = loopback_accept(f, s, &t);
+	file_put(f);
+	if (err)
+		return err;
+	long nfd = stream_open(&inet_ops, t, O_RDWR | (int)(flags & (SOCK_NONBLOCK | SOCK_CLOEXEC)));
+	if (nfd < 0) {
+		isock_free(t);
+		return nfd;
+	}
+	if (addr && (err = name_out(t, &t->peer, addr, alen))) {
+		fd_close(nfd);
+		return err;
+	}
+	return nfd;
 }
 
 /* One send or receive of the calls below, through a kernel buffer (the
@@ -814,7 +847,9 @@ static long inet_shutdown(long fd, long how)
 		s->rd_shut = 1;
 	if (how != SHUT_RD && !s->wr_shut) {
 		s->wr_shut = 1;
-		if (s->type == SOCK_STREAM && !s->reset) {
+		if (s->in_guest && s->mate)
+			s->mate->eof = 1;
+		else if (s->type == SOCK_STREAM && !s->reset && !s->in_guest) {
 			struct husk_net_hdr h = about(s, HUSK_NET_SHUTDOWN);
 			h.flags = HUSK_NET_SHUT_WR;
 			net_send(&h, 0, 0);
@@ -867,6 +902,15 @@ static int known_opt(long level, long name)
 	return -1;
 }
 
+int opt_int(const struct isock *s, int level, int name)
+{
+	int v = 0;
+	for (int i = 0; i < s->nopts; i++)
+		if (s->opts[i].level == level && s->opts[i].name == name)
+			memcpy(&v, s->opts[i].v, sizeof v);
+	return v;
+}
+
 static long inet_getsockopt(long fd, long level, long name, void *val, int *len)
 {
 	struct file *f;
@@ -879,7 +923,7 @@ static long inet_getsockopt(long fd, long level, long name, void *val, int *len)
 				    name == SO_PROTOCOL || name == SO_ACCEPTCONN)) {
 		v = name == SO_TYPE ? s->type : name == SO_DOMAIN ? s->family
 		    : name == SO_PROTOCOL ? (s->type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP)
-		    : name == SO_ERROR ? s->error : 0;
+		    : name == SO_ERROR ? s->error : name == SO_ACCEPTCONN ? s->listening : 0;
 		if (name == SO_ERROR)
 			s->error = 0;
 		return socket_opt_out(&v, sizeof v, val, len);
@@ -941,7 +985,7 @@ static const struct stream_ops inet_ops = {
 
 long inet_socket_new(int family, long type, long proto)
 {
-	if (!net_up())
+	if (!net_up() && !boot.loopback)
 		return -EAFNOSUPPORT; /* the run has no network */
 	int kind = (int)(type & 0xf);
 	if (type & ~(long)(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))

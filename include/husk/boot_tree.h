@@ -24,6 +24,7 @@
 #define HUSK_DT_PIDS           "husk,pids"     /* u32: threads and processes alive at once, at least 1 */
 #define HUSK_PIDS_DEFAULT      256             /* husk,pids when husk --pids is not given or the property is absent */
 #define HUSK_DT_SELFTEST       "husk,selftest" /* empty: run the kernel self-test */
+#define HUSK_DT_LOOPBACK       "husk,loopback" /* empty: AF_INET/AF_INET6 sockets on the guest's loopback */
 #define HUSK_DT_ARGV           "husk,argv"     /* NUL-separated strings */
 #define HUSK_DT_ENVP           "husk,envp"     /* NUL-separated strings */
 /* Optional: a host file named on the command line, copied by the VMM into

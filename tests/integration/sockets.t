@@ -19,13 +19,7 @@ python3 "$W/unix_sockets.py" "$TMP/native" > "$TMP/native.out" 2>&1
 "$HUSK" run -t 120 -w "$W" python /workdir/unix_sockets.py /tmp > "$TMP/husk.out" 2> "$TMP/err"; st=$?
 is "$st:$(wc -l < "$TMP/native.out")" "0:$CHECKS" "the script runs in husk (status 0) and natively ($CHECKS checks)"
 tail -n 5 "$TMP/err" | sed 's/^/#   stderr: /'
-i=0
-while [ $i -lt $CHECKS ]; do
-	i=$((i + 1))
-	want=$(sed -n "${i}p" "$TMP/native.out")
-	got=$(sed -n "${i}p" "$TMP/husk.out")
-	is "$got" "$want" "in /tmp as natively: ${want%%:*}"
-done
+same_lines "$TMP/native.out" "$TMP/husk.out" $CHECKS
 
 # The same in the workdir's ext2 file system; the nodes stay in the guest.
 mkdir -p "$W/socks"

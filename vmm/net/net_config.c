@@ -56,7 +56,9 @@ json_t *net_config_json(const struct options *o)
 {
 	struct broker_config c;
 	char err[256];
-	if (!net_attached(o) || net_config_build(o, &c, err, sizeof err))
+	if (!net_attached(o))
+		return o->net_loopback ? json_pack("{s:b}", "loopback", 1) : json_null();
+	if (net_config_build(o, &c, err, sizeof err))
 		return json_null();
 	json_t *allow = json_array(), *deny = json_array(), *hosts = json_object();
 	for (size_t i = 0; i < c.rules.n; i++) {
@@ -85,6 +87,7 @@ json_t *net_config_json(const struct options *o)
 			      c.check_names, "max_open", (json_int_t)c.max_open, "max_connects", (json_int_t)c.max_connects,
 			      "max_denials", (json_int_t)c.max_denials, "max_bytes", (json_int_t)c.max_bytes,
 			      "max_rate", (json_int_t)c.max_rate, "max_resolves", (json_int_t)c.max_resolves);
+	json_object_set_new(j, "loopback", json_true()); /* with a network, always */
 	json_object_set_new(j, "dns", o->net_dns ? json_string(o->net_dns) : json_string("the host's resolv.conf"));
 	net_config_free(&c);
 	return j;

@@ -25,7 +25,7 @@ void net_config_free(struct broker_config *c);
 /* The options' network checked as the run would build it: 0 or -1 with err. */
 int net_options_check(const struct options *o, char *err, size_t n);
 /* The policy's "network" as `husk policy show` prints it: the rules as
- * they apply (names with their default ports, deny rules first), the
- * floor, the limits; JSON null without a network. */
+ * they apply (names with their default ports), the floor, the limits;
+ * {"loopback": true} with --net-loopback alone; JSON null without either. */
 json_t *net_config_json(const struct options *o);
 #endif
