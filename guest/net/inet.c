@@ -135,7 +135,7 @@ void rx_put(struct isock *s, const uint8_t *p, uint32_t len)
 
 static void answer_add(struct isock *s, const struct inet_addr *from, const uint8_t *b, size_t len)
 {
-	struct dgram *d = s->nanswers < ANSWERS_MAX && len ? kalloc(sizeof *d + len) : 0;
+	struct dgram *d = s->nanswers < ANSWERS_MAX ? kalloc(sizeof *d + len) : 0;
 	if (!d)
 		return; /* lost, as a datagram may be */
 	d->from = *from;
@@ -505,10 +505,21 @@ static long dgram_send(struct file *f, const char *buf, size_t len, const struct
 		return -EPIPE;
 	if (!to->family)
 		return -EDESTADDRREQ;
-	if (!is_dns_server(to))
-		return -EACCES; /* the guest's DNS server is the only datagram peer there is */
+	if (len > 65507)
+		return -EMSGSIZE;
 	bind_any(s);
-	return dns_ask(s, to, (const uint8_t *)buf, len);
+	struct isock *d = is_loopback(to) ? loopback_find(SOCK_DGRAM, to) : 0;
+	if (d) { /* a datagram socket of the guest's own bound there */
+		struct inet_addr from = *to;
+		from.port = s->local.port;
+		answer_add(d, &from, (const uint8_t *)buf, len);
+		return (long)len;
+	}
+	if (is_dns_server(to))
+		return dns_ask(s, to, (const uint8_t *)buf, len);
+	if (is_loopback(to))
+		return (long)len; /* no one there: lost, as over UDP */
+	return -EACCES; /* beyond the guest, only its DNS server answers datagrams */
 }
 
 static long inet_read(struct file *f, void *buf, size_t len)
@@ -651,7 +662,7 @@ static long inet_connect(long fd, const void *addr, long len)
 		if (!a.port)
 			return -ECONNREFUSED;
 		if (is_loopback(&a)) { /* a server of the guest's own first */
-			struct isock *l = loopback_listener(&a);
+			struct isock *l = loopback_find(SOCK_STREAM, &a);
 			if (l)
 				return loopback_connect(f, s, l, &a);
 			if (!net_up())

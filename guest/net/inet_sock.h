@@ -68,8 +68,9 @@ int is_loopback(const struct inet_addr *a);
  * -EADDRNOTAVAIL; port 0: a free one; -EADDRINUSE). */
 long loopback_bind(struct isock *s, const struct inet_addr *a);
 long loopback_listen(struct isock *s, long backlog);
-/* The listener a connect to `to` reaches, or NULL. */
-struct isock *loopback_listener(const struct inet_addr *to);
+/* The socket a connect (SOCK_STREAM: a listener) or a datagram (SOCK_DGRAM)
+ * to `to` reaches, or NULL. */
+struct isock *loopback_find(int type, const struct inet_addr *to);
 /* s connected to l's next accept (waits for room in its queue unless
  * non-blocking: -EAGAIN). */
 long loopback_connect(struct file *f, struct isock *s, struct isock *l, const struct inet_addr *to);

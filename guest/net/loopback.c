@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The guest's own loopback (inet_sock.h): the port table, listening
- * sockets, and connections between two of the guest's sockets, which never
- * leave the VM.  A connect to a loopback address reaches a listener of the
+ * sockets, connections between two of the guest's sockets, and datagrams
+ * between them (inet.c puts them in the bound socket's queue); none of it
+ * leaves the VM.  A connect to a loopback address reaches a listener of the
  * guest's if there is one on its port; else it goes to the broker (the
  * host's loopback, which only a rule inside 127.0.0.0/8 or ::1 opens) or is
  * refused.  An in-guest connection is two sockets whose sends go straight
@@ -134,10 +135,10 @@ long loopback_listen(struct isock *s, long backlog)
 	return 0;
 }
 
-struct isock *loopback_listener(const struct inet_addr *to)
+struct isock *loopback_find(int type, const struct inet_addr *to)
 {
 	for (struct isock *l = bound; l; l = l->next_bound)
-		if (l->listening && l->local.port == to->port && covers(l, to))
+		if (l->type == type && (l->listening || type != SOCK_STREAM) && l->local.port == to->port && covers(l, to))
 			return l;
 	return 0;
 }
@@ -152,7 +153,7 @@ long loopback_connect(struct file *f, struct isock *s, struct isock *l, const st
 		file_put(f);
 		if (r == -EINTR)
 			return -ERESTARTSYS;
-		if (!(l = loopback_listener(to)))
+		if (!(l = loopback_find(SOCK_STREAM, to)))
 			return -ECONNREFUSED; /* it closed meanwhile */
 	}
 	struct isock *t = kalloc(sizeof *t);

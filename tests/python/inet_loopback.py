@@ -194,3 +194,17 @@ with multiprocessing.connection.Listener(("127.0.0.1", 0), authkey=b"k") as lst:
         conn.send(41)
         line("multiprocessing", conn.recv())
     os.waitpid(pid, 0)
+
+# 10. datagrams: an echo over UDP, the sender's address, an empty one
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(("127.0.0.1", 0))
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+v.sendto(b"ping", u.getsockname())
+d, a = u.recvfrom(100)
+u.sendto(d.upper(), a)
+e, b = v.recvfrom(100)
+v.sendto(b"", u.getsockname())
+line("udp", (d, a == ("127.0.0.1", v.getsockname()[1]), e, b == u.getsockname(), u.recvfrom(10)[0]))
+v.connect(u.getsockname())
+v.send(b"x" * 3000)
+line("udp connected, one datagram", (len(u.recv(65536)), v.getpeername() == u.getsockname()))
