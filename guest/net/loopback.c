@@ -173,6 +173,11 @@ long loopback_connect(struct file *f, struct isock *s, struct isock *l, const st
 			return r;
 		}
 	}
+	if (is_any(&s->local)) { /* bound to any: the connection's own end is at the address it reached */
+		uint16_t port = s->local.port;
+		s->local = *to;
+		s->local.port = port;
+	}
 	t->local = *to, t->peer = s->local;
 	s->peer = *to;
 	s->state = t->state = I_OPEN;

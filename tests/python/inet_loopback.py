@@ -208,3 +208,11 @@ line("udp", (d, a == ("127.0.0.1", v.getsockname()[1]), e, b == u.getsockname(),
 v.connect(u.getsockname())
 v.send(b"x" * 3000)
 line("udp connected, one datagram", (len(u.recv(65536)), v.getpeername() == u.getsockname()))
+
+# 11. a client bound to any before it connects: its name is the loopback's
+l = socket.create_server(("127.0.0.1", 0))
+c = socket.socket()
+c.bind(("0.0.0.0", 0))
+c.connect(l.getsockname())
+s, peer = l.accept()
+line("bound to any, then connected", (c.getsockname()[0], peer == c.getsockname()))
