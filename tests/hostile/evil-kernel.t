@@ -7,7 +7,7 @@
 # line, and the host must be untouched.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 66
+plan 70
 HT=$ROOT/build/tests/husk-test
 EVIL=$ROOT/build/tests/evil-kernel.elf
 for f in "$HT" "$EVIL"; do
@@ -89,6 +89,11 @@ blk-sector-overflow          1   - --ro=d=DATA
 blk-write-read-only          1   - --ro=d=DATA
 blk-unknown-type             2   - --ro=d=DATA
 blk-scribble                 123 workdir_.*corrupt --workdir=WORK
+# the network: a kernel that skips its own checks meets the broker's
+net-connect-metadata         0   - --allow-net=0.0.0.0/0
+net-resolve-unlisted         0   - --allow-net=api.example.com
+net-data-unopened            0   - --allow-net=127.0.0.1:9
+net-length-lie               121 a_message_whose_length_is_not_its_header's --allow-net=127.0.0.1:9
 # the report page and the CPU
 report-bad-fault             122 guest_reported_a_fault_with_signal_9999
 report-panic-unterminated    122 guest_kernel_panic:_?????
