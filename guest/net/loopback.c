@@ -58,15 +58,23 @@ static int covers(const struct isock *s, const struct inet_addr *to)
 	return at.family == t.family && !memcmp(at.a, t.a, 16);
 }
 
+/* Whether s at a and o share an address: in one family, the any address
+ * or the same one; across families, an IPv6 any without IPV6_V6ONLY (it
+ * takes IPv4 too). */
+static int overlap(const struct isock *s, const struct inet_addr *a, const struct isock *o)
+{
+	struct inet_addr x = plain(a), y = plain(&o->local);
+	if (x.family == y.family)
+		return is_any(&x) || is_any(&y) || !memcmp(x.a, y.a, 16);
+	const struct isock *six = x.family == AF_INET6 ? s : o;
+	return is_any(x.family == AF_INET6 ? &x : &y) && !opt_int(six, 41, 26 /* IPV6_V6ONLY */);
+}
+
 /* Two bindings of one port that Linux refuses: overlapping addresses, unless
  * both asked for SO_REUSEADDR and neither listens. */
 static int clash(const struct isock *s, const struct isock *o, const struct inet_addr *a)
 {
-	if (o == s || o->type != s->type || o->local.port != a->port)
-		return 0;
-	struct inet_addr x = plain(a), y = plain(&o->local);
-	int overlap = is_any(&x) || is_any(&y) ? 1 : x.family == y.family && !memcmp(x.a, y.a, 16);
-	if (!overlap)
+	if (o == s || o->type != s->type || o->local.port != a->port || !overlap(s, a, o))
 		return 0;
 	return !(opt_int(s, SOL_SOCKET, SO_REUSEADDR) && opt_int(o, SOL_SOCKET, SO_REUSEADDR) && !o->listening);
 }
@@ -216,9 +224,14 @@ uint32_t loopback_room(struct isock *s)
 	struct isock *m = s->mate;
 	if (!m)
 		return 0;
-	if (m->rx_size - m->rx_len < m->rx_size / 2 && m->rx_size < RX_MAX)
+	/* the receiver's SO_RCVBUF bounds what waits for it (the size it asked
+	 * for: Linux stores it doubled, for its own overhead) */
+	int asked = opt_int(m, SOL_SOCKET, SO_RCVBUF) / 2;
+	uint32_t cap = asked > 0 && (uint32_t)asked < RX_MAX ? (uint32_t)asked : RX_MAX;
+	if (m->rx_size - m->rx_len < m->rx_size / 2 && m->rx_size < cap)
 		rx_grow(m);
-	return m->rx_size - m->rx_len;
+	cap = cap < m->rx_size ? cap : m->rx_size;
+	return m->rx_len < cap ? cap - m->rx_len : 0;
 }
 
 void loopback_release(struct isock *s)

@@ -216,3 +216,30 @@ c.bind(("0.0.0.0", 0))
 c.connect(l.getsockname())
 s, peer = l.accept()
 line("bound to any, then connected", (c.getsockname()[0], peer == c.getsockname()))
+
+# 12. one port for both families: IPv6 with IPV6_V6ONLY beside IPv4; without
+# it, the IPv6 any takes IPv4 too and the port is in use
+four = socket.socket()
+four.bind(("0.0.0.0", 0))
+p = four.getsockname()[1]
+six = socket.socket(socket.AF_INET6)
+six.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+both = socket.socket(socket.AF_INET6)
+line("dual stack", (err(lambda: six.bind(("::", p))), err(lambda: both.bind(("::", p)))))
+for x in (four, six, both):
+    x.close()
+
+# 13. a receiver's SO_RCVBUF bounds what a non-blocking sender can queue
+l = socket.create_server(("127.0.0.1", 0))
+c = socket.socket()
+c.connect(l.getsockname())
+s, _ = l.accept()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+c.setblocking(False)
+queued = 0
+try:
+    while queued < (64 << 20):
+        queued += c.send(b"q" * 65536)
+except BlockingIOError:
+    pass
+line("SO_RCVBUF bounds the queue", queued < (8 << 20))
