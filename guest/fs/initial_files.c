@@ -26,6 +26,9 @@ int etc_populate(struct mount *m)
 		{ "group", "root:x:0:\nnogroup:x:65534:\n" },
 		{ "hosts", "127.0.0.1\tlocalhost\n127.0.1.1\thusk\n::1\tlocalhost ip6-localhost ip6-loopback\n" },
 		{ "hostname", "husk\n" },
+		/* the guest kernel's own DNS server (net/inet.c): musl asks it without
+		 * this file too, glibc reads it */
+		{ "resolv.conf", "nameserver 127.0.0.1\n" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		int r = put_file(m, files[i].name, 0444, files[i].text, strlen(files[i].text));
