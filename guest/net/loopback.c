@@ -168,6 +168,8 @@ long loopback_connect(struct file *f, struct isock *s, struct isock *l, const st
 	if (!t)
 		return -ENOMEM;
 	t->family = l->family, t->type = l->type;
+	memcpy(t->opts, l->opts, sizeof t->opts); /* an accepted socket inherits its listener's options, as Linux's */
+	t->nopts = l->nopts;
 	int r;
 	if ((r = rx_ready(s)) || (r = rx_ready(t))) {
 		isock_free(t);

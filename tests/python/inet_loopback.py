@@ -243,3 +243,14 @@ try:
 except BlockingIOError:
     pass
 line("SO_RCVBUF bounds the queue", queued < (8 << 20))
+
+# 14. an accepted socket has its listener's options
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+l.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+l.bind(("127.0.0.1", 0))
+l.listen()
+c = socket.create_connection(l.getsockname())
+s, _ = l.accept()
+line("accepted socket's options", (s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) == l.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF),
+                                   s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)))
