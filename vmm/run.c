@@ -91,7 +91,10 @@ static void on_net(int sig)
 
 void run_watch_net(int broker_fd)
 {
-	struct sigaction sa = { .sa_handler = on_net }; /* no SA_RESTART, as the limits' */
+	/* SA_RESTART: KVM_RUN, pselect and clock_nanosleep still return at it
+	 * (they are never restarted), and what runs after the run (the
+	 * write-back, the audit) is not cut short by the broker's last messages */
+	struct sigaction sa = { .sa_handler = on_net, .sa_flags = SA_RESTART };
 	sigaction(SIGIO, &sa, NULL);
 	if (fcntl(broker_fd, F_SETOWN, getpid()) || fcntl(broker_fd, F_SETFL, O_NONBLOCK | O_ASYNC))
 		fprintf(stderr, "husk: the network's socket cannot signal: %s\n", strerror(errno));

@@ -249,15 +249,17 @@ static long addr_in(const struct isock *s, const void *addr, long len, struct in
 
 /* An address as the socket's family gives it (an IPv4 one to an AF_INET6
  * socket: mapped). */
-static long name_out(const struct isock *s, const struct inet_addr *a, void *uaddr, int *alen)
+/* An address as the socket's family gives it (an IPv4 one to an AF_INET6
+ * socket: mapped), into b: its length. */
+static size_t name_bytes(const struct isock *s, const struct inet_addr *a, uint8_t b[28])
 {
-	uint8_t b[28] = { 0 };
 	uint16_t family = (uint16_t)s->family;
+	memset(b, 0, 28);
 	memcpy(b, &family, 2);
 	b[2] = (uint8_t)(a->port >> 8), b[3] = (uint8_t)a->port;
 	if (s->family == AF_INET) {
 		memcpy(b + 4, a->a, 4);
-		return socket_name_out(b, 16, uaddr, alen);
+		return 16;
 	}
 	if (a->family == AF_INET) {
 		b[18] = b[19] = 0xff;
@@ -265,7 +267,13 @@ static long name_out(const struct isock *s, const struct inet_addr *a, void *uad
 	} else {
 		memcpy(b + 8, a->a, 16);
 	}
-	return socket_name_out(b, 28, uaddr, alen);
+	return 28;
+}
+
+static long name_out(const struct isock *s, const struct inet_addr *a, void *uaddr, int *alen)
+{
+	uint8_t b[28];
+	return socket_name_out(b, name_bytes(s, a, b), uaddr, alen);
 }
 
 /* Where the guest's DNS server listens: 127.0.0.1:53, [::1]:53, or
@@ -663,8 +671,15 @@ static long inet_connect(long fd, const void *addr, long len)
 			return -ECONNREFUSED;
 		if (is_loopback(&a)) { /* a server of the guest's own first */
 			struct isock *l = loopback_find(SOCK_STREAM, &a);
-			if (l)
-				return loopback_connect(f, s, l, &a);
+			if (l) {
+				/* connected at once; but a non-blocking TCP connect on Linux says
+				 * EINPROGRESS even on loopback, and programs expect it */
+				int nb = nonblocking(f, 0);
+				f->refs++; /* closed by another thread meanwhile: s lives on until this returns */
+				err = loopback_connect(f, s, l, &a);
+				file_put(f);
+				return !err && nb ? -EINPROGRESS : err;
+			}
 			if (!net_up())
 				return -ECONNREFUSED;
 		} else if (!net_up()) {
@@ -691,8 +706,8 @@ static long inet_connect(long fd, const void *addr, long len)
 	f->refs++; /* closed by another thread meanwhile: s lives on until this returns */
 	while (s->state == I_CONNECTING && !(err = wait_change(f, 0)))
 		;
-	if (!err && s->state != I_OPEN) {
-		err = -s->error;
+	if (!err && s->state != I_OPEN) { /* I_NEW: another thread's connect to the guest's loopback failed */
+		err = s->error ? -s->error : -ECONNREFUSED;
 		s->error = 0;
 	}
 	file_put(f);
@@ -741,95 +756,116 @@ static long inet_accept4(long fd, void *addr, int *alen, long flags)
 	return nfd;
 }
 
-/* One send or receive of the calls below, through a kernel buffer (the
- * program's may be changed meanwhile by another thread: only what was
- * copied is sent). */
-static long send_common(long fd, const void *buf, size_t len, long flags, const void *addr, long alen)
+/* One send or receive on a socket held for the call (buf: checked, the
+ * program's or the kernel's).  A stream ignores a destination, as Linux's
+ * TCP does; *from: a datagram's sender (family 0 for a stream's), *trunc:
+ * its bytes that did not fit. */
+static long send_held(struct file *f, const void *buf, size_t len, long flags, const struct inet_addr *to)
+{
+	struct isock *s = f->priv;
+	return s->type == SOCK_STREAM ? stream_send(f, buf, len, flags) : dgram_send(f, buf, len, to);
+}
+
+static long recv_held(struct file *f, void *buf, size_t len, long flags, struct inet_addr *from, size_t *trunc)
+{
+	struct isock *s = f->priv;
+	*from = (struct inet_addr){ 0 };
+	*trunc = 0;
+	if (flags & MSG_OOB)
+		return -EINVAL;
+	return s->type == SOCK_STREAM ? stream_recv(f, buf, len, flags) : dgram_recv(f, buf, len, flags, from, trunc);
+}
+
+/* The socket behind fd, held (file_put when done), and a destination the
+ * program gave (none for a stream). */
+static struct file *hold_with_dest(long fd, const void *addr, long alen, struct inet_addr *to, long *err)
 {
 	struct file *f;
-	long err;
-	struct isock *s = sock_of(fd, &f, &err);
-	struct inet_addr to = { 0 };
+	struct isock *s = sock_of(fd, &f, err);
+	*to = (struct inet_addr){ 0 };
 	if (!s)
-		return err;
-	if (len && !user_ok(buf, len))
-		return -EFAULT;
-	if (addr && alen) {
-		if (s->type == SOCK_STREAM)
-			return s->state == I_OPEN ? -EISCONN : -EPIPE;
-		if ((err = addr_in(s, addr, alen, &to)))
-			return err;
-	}
+		return 0;
+	if (addr && alen && s->type != SOCK_STREAM && (*err = addr_in(s, addr, alen, to)))
+		return 0;
 	f->refs++;
-	err = s->type == SOCK_STREAM ? stream_send(f, buf, len, flags) : dgram_send(f, buf, len, &to);
+	return f;
+}
+
+static long inet_sendto(long fd, const void *buf, size_t len, long flags, const void *addr, long alen)
+{
+	struct inet_addr to;
+	long err;
+	if (len && !user_ok(buf, len))
+		return socket_file(fd, &err) ? -EFAULT : err;
+	struct file *f = hold_with_dest(fd, addr, alen, &to, &err);
+	if (!f)
+		return err;
+	err = send_held(f, buf, len, flags, &to);
 	file_put(f);
 	return err;
 }
 
-/* *alen: the sender's address's length (a stream's: 0, as Linux's), its
- * room on the way in; alen NULL: none wanted. */
-static long recv_common(long fd, void *buf, size_t len, long flags, void *uaddr, int *alen)
+static long inet_recvfrom(long fd, void *buf, size_t len, long flags, void *addr, int *alen)
 {
-	struct file *f;
+	struct inet_addr from;
+	size_t trunc;
 	long err;
-	struct isock *s = sock_of(fd, &f, &err);
-	struct inet_addr from = { 0 };
-	size_t trunc = 0;
-	if (!s)
-		return err;
 	if (len && !user_ok(buf, len))
-		return -EFAULT;
-	if (flags & MSG_OOB)
-		return -EINVAL;
-	f->refs++;
-	long r = s->type == SOCK_STREAM ? stream_recv(f, buf, len, flags) : dgram_recv(f, buf, len, flags, &from, &trunc);
-	if (r >= 0 && uaddr && from.family)
-		err = name_out(s, &from, uaddr, alen);
-	else if (r >= 0 && uaddr)
-		err = socket_name_out("", 0, uaddr, alen);
+		return socket_file(fd, &err) ? -EFAULT : err;
+	struct file *f = hold_with_dest(fd, 0, 0, &from, &err);
+	if (!f)
+		return err;
+	long r = recv_held(f, buf, len, flags, &from, &trunc);
+	if (r >= 0 && addr) /* a stream's sender: length 0, as Linux */
+		err = from.family ? name_out(f->priv, &from, addr, alen) : socket_name_out("", 0, addr, alen);
 	file_put(f);
 	if (r >= 0 && err)
 		return err;
 	return r >= 0 && (flags & MSG_TRUNC) ? r + (long)trunc : r;
 }
 
-static long inet_sendto(long fd, const void *buf, size_t len, long flags, const void *addr, long alen)
-{
-	return send_common(fd, buf, len, flags, addr, alen);
-}
-
-static long inet_recvfrom(long fd, void *buf, size_t len, long flags, void *addr, int *alen)
-{
-	return recv_common(fd, buf, len, flags, addr, alen);
-}
-
+/* sendmsg/recvmsg: the iovecs gathered through a kernel buffer, so a
+ * datagram stays one; no control messages. */
 static long msg_io(long fd, struct msghdr_k *m, long flags, int sending)
 {
 	size_t total;
+	struct inet_addr peer;
 	long r = socket_iov_total(m, RX_MAX, &total);
 	if (r)
 		return r;
+	struct file *f = hold_with_dest(fd, sending ? m->name : 0, sending ? m->namelen : 0, &peer, &r);
+	if (!f)
+		return r;
 	char *tmp = kalloc(total ? total : 1);
-	if (!tmp)
+	if (!tmp) {
+		file_put(f);
 		return -ENOMEM;
+	}
 	if (sending) {
 		socket_iov_copy(m, tmp, total, 0);
-		r = send_common(fd, tmp, total, flags, m->name, m->namelen);
+		r = send_held(f, tmp, total, flags, &peer);
 	} else {
-		int namelen = (int)m->namelen;
-		r = recv_common(fd, tmp, total, flags | MSG_TRUNC, m->name, &namelen); /* a datagram's full length */
+		size_t trunc;
+		r = recv_held(f, tmp, total, flags, &peer, &trunc);
 		if (r >= 0) {
-			size_t got = (size_t)r < total ? (size_t)r : total;
-			socket_iov_copy(m, tmp, got, 1);
-			m->flags = (size_t)r > total ? MSG_TRUNC : 0;
+			socket_iov_copy(m, tmp, (size_t)r, 1);
+			m->flags = trunc ? MSG_TRUNC : 0;
 			m->controllen = 0;
-			if (m->name)
-				m->namelen = (uint32_t)namelen;
-			if (!(flags & MSG_TRUNC))
-				r = (long)got;
+			if (m->name) { /* a stream's sender: length 0, as Linux */
+				uint8_t b[28];
+				size_t n = peer.family ? name_bytes(f->priv, &peer, b) : 0;
+				long e = socket_name_copy(b, n, m->name, m->namelen);
+				if (e)
+					r = e;
+				else
+					m->namelen = (uint32_t)n;
+			}
+			if (r >= 0 && (flags & MSG_TRUNC))
+				r += (long)trunc;
 		}
 	}
 	kfree(tmp, total ? total : 1);
+	file_put(f);
 	return r;
 }
 

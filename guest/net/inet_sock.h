@@ -7,12 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "fs/file.h"
+#include "husk/net_stream.h"
 
 /* The receive ring starts small and doubles when it is more than half full
  * as data comes (a bulk transfer: fewer waits for credit), as Linux tunes
  * its receive buffer; a socket that only talks holds RX_MIN. */
 #define RX_MIN (64u << 10)
-#define RX_MAX (1024u << 10)
+#define RX_MAX HUSK_NET_CREDIT_MAX
 #define OPTS_MAX 16
 
 enum { I_NEW, I_CONNECTING, I_OPEN, I_CLOSED };
@@ -71,8 +72,8 @@ long loopback_listen(struct isock *s, long backlog);
 /* The socket a connect (SOCK_STREAM: a listener) or a datagram (SOCK_DGRAM)
  * to `to` reaches, or NULL. */
 struct isock *loopback_find(int type, const struct inet_addr *to);
-/* s connected to l's next accept (waits for room in its queue unless
- * non-blocking: -EAGAIN). */
+/* s connected to l's next accept (a blocking connect waits for room in its
+ * queue; the caller holds f). */
 long loopback_connect(struct file *f, struct isock *s, struct isock *l, const struct inet_addr *to);
 /* The next connection l accepted (waits unless non-blocking). */
 long loopback_accept(struct file *f, struct isock *l, struct isock **out);

@@ -16,6 +16,7 @@
 
 #define EPHEMERAL_LO 32768 /* Linux's ip_local_port_range */
 #define EPHEMERAL_HI 60999
+#define PENDING_MAX SOMAXCONN /* connections a listener holds unaccepted, at most */
 
 static struct isock *bound;
 static uint16_t next_ephemeral = EPHEMERAL_LO;
@@ -153,18 +154,25 @@ struct isock *loopback_find(int type, const struct inet_addr *to)
 
 long loopback_connect(struct file *f, struct isock *s, struct isock *l, const struct inet_addr *to)
 {
-	while (l->npending > l->backlog) {
-		if (f->flags & O_NONBLOCK)
-			return -EAGAIN;
-		f->refs++;
+	/* A full queue: a blocking connect waits for room (Linux's retried
+	 * SYN); a non-blocking one goes in beyond the backlog, up to a bound,
+	 * as its connect could not say EAGAIN on Linux. */
+	s->state = I_CONNECTING; /* a second connect meanwhile: EALREADY, or it waits */
+	while (l->npending > l->backlog && !(f->flags & O_NONBLOCK)) {
 		int r = stream_wait(0);
-		file_put(f);
-		if (r == -EINTR)
-			return -ERESTARTSYS;
-		if (!(l = loopback_find(SOCK_STREAM, to)))
-			return -ECONNREFUSED; /* it closed meanwhile */
+		if (r == -EINTR || !(l = loopback_find(SOCK_STREAM, to))) {
+			s->state = I_NEW;
+			stream_changed();
+			return r == -EINTR ? -ERESTARTSYS : -ECONNREFUSED; /* it closed meanwhile */
+		}
+	}
+	if (l->npending >= PENDING_MAX) {
+		s->state = I_NEW;
+		stream_changed();
+		return -ECONNREFUSED;
 	}
 	struct isock *t = kalloc(sizeof *t);
+	s->state = I_NEW;
 	if (!t)
 		return -ENOMEM;
 	t->family = l->family, t->type = l->type;

@@ -120,13 +120,22 @@ long socket_iov_total(const struct msghdr_k *m, size_t max, size_t *total)
 
 void socket_iov_copy(const struct msghdr_k *m, char *buf, size_t len, int to_iov)
 {
+	/* Read and checked again: another thread may have changed the iovecs
+	 * while the call waited (a receive), and no address may be written
+	 * that was not checked. */
+	uint64_t n = m->iovlen;
+	if (n > 1024 || (n && !user_ok(m->iov, n * sizeof *m->iov)))
+		return;
 	size_t off = 0;
-	for (uint64_t i = 0; i < m->iovlen && off < len; i++) {
-		size_t k = m->iov[i].len < len - off ? m->iov[i].len : len - off;
+	for (uint64_t i = 0; i < n && off < len; i++) {
+		struct kiovec v = m->iov[i];
+		size_t k = v.len < len - off ? v.len : len - off;
+		if (k && !user_ok(v.base, k))
+			return;
 		if (to_iov)
-			memcpy((void *)m->iov[i].base, buf + off, k);
+			memcpy((void *)v.base, buf + off, k);
 		else
-			memcpy(buf + off, m->iov[i].base, k);
+			memcpy(buf + off, v.base, k);
 		off += k;
 	}
 }

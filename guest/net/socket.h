@@ -117,6 +117,7 @@ long socket_name_out(const void *name, size_t len, void *uaddr, int *alen);
 /* A msghdr's iovecs checked; their total, at most max (one call moves no
  * more). */
 long socket_iov_total(const struct msghdr_k *m, size_t max, size_t *total);
-/* Between a kernel buffer and the iovecs, up to len bytes. */
+/* Between a kernel buffer and the iovecs, up to len bytes (each iovec
+ * checked again: stops at one no longer the program's). */
 void socket_iov_copy(const struct msghdr_k *m, char *buf, size_t len, int to_iov);
 #endif

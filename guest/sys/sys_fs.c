@@ -493,16 +493,18 @@ long sys_rwv(long fd, const struct kiovec *iov, long n, int writing)
 		return -EFAULT;
 	long total = 0;
 	int flags = f->flags;
+	f->refs++; /* closed by another thread while an iovec waits: f lives on until this returns */
 	for (long i = 0; i < n; i++) {
-		if (!iov[i].len)
+		struct kiovec v = iov[i]; /* read once, checked by file_io */
+		if (!v.len)
 			continue;
-		long k = file_io(f, (void *)iov[i].base, iov[i].len, &f->pos, writing);
+		long k = file_io(f, (void *)v.base, v.len, &f->pos, writing);
 		if (k < 0) {
 			total = total ? total : k;
 			break;
 		}
 		total += k;
-		if ((size_t)k < iov[i].len)
+		if ((size_t)k < v.len)
 			break;
 		if (f->kind == FILE_CONSOLE && !writing)
 			break; /* a console read returns what it has */
@@ -510,6 +512,7 @@ long sys_rwv(long fd, const struct kiovec *iov, long n, int writing)
 			f->flags |= O_NONBLOCK; /* once some moved, the rest only if it need not wait */
 	}
 	f->flags = flags;
+	file_put(f);
 	return total;
 }
 

@@ -59,4 +59,7 @@ _Static_assert(sizeof(struct husk_net_addr) == 20, "the wire size");
 #define HUSK_NET_PAYLOAD_MAX 131072
 #define HUSK_NET_RESOLVED_MAX 16 /* addresses in one answer */
 #define HUSK_NET_MSG_MAX (sizeof(struct husk_net_hdr) + HUSK_NET_PAYLOAD_MAX)
+/* The most credit either side gives for one connection (buf_alloc): a
+ * larger claim counts as this much. */
+#define HUSK_NET_CREDIT_MAX (1u << 20)
 #endif

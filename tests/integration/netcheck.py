@@ -216,6 +216,22 @@ def c_stream(host, port):
     print(first, second)
 
 
+def c_partial(host, port, k):
+    """k connections that send the start of a TLS record and close before any
+    name came: what each connect did (each must be dropped by the broker)."""
+    out = []
+    for _ in range(int(k)):
+        try:
+            s = dial(host, port)
+            s.sendall(b"\x16\x03\x01\x00")
+            s.close()
+            out.append("ok")
+        except OSError as e:
+            out.append(outcome(e))
+        time.sleep(0.2)
+    print(" ".join(out))
+
+
 def c_big(url, n):
     """GET url (n bytes expected): the bytes read and their sha256."""
     ctx = ssl.create_default_context(cafile=CA)

@@ -52,7 +52,7 @@ if [ ! -e "$LAB/ready" ]; then
 fi
 cp "$LAB/ca.pem" "$HERE/netcheck.py" "$RO/"
 
-plan 56
+plan 57
 
 # hr HUSK-RUN-OPTIONS... PROGRAM ARGS: a husk run with the lab at /data/lab
 # (its stderr in $TMP/err); NC runs a case of netcheck.py.
@@ -227,6 +227,9 @@ print([socket.getaddrinfo("api.test", 443, socket.AF_INET)[0][4][0] for _ in ran
 [ "$(audit "$TMP/h5.json" 'limit(r, "resolves")')" -eq 1 ] &&
 	[ "$(audit "$TMP/h5.json" 'net(r) and r.get("op") == "resolve" and "per second" in reason(r)')" -ge 1 ]
 ok $? "and the audit records the resolve limit and the refused queries"
+
+check "$(hr --allow-net api.test:443 $DNS --net-max-open 1 $NC partial api.test 443 3)" "ok ok ok" \
+	"--net-max-open 1: connections closed before their ClientHello named a host are dropped, not held"
 
 # the broker killed mid-transfer: the program's send fails with ECONNRESET,
 # a new connect with ENETUNREACH, and the run ends as the program does

@@ -254,3 +254,34 @@ c = socket.create_connection(l.getsockname())
 s, _ = l.accept()
 line("accepted socket's options", (s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) == l.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF),
                                    s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)))
+
+# 15. non-blocking connects, more than the backlog: EINPROGRESS each (never
+# EAGAIN), the first accepted
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen(1)
+cs = [socket.socket() for _ in range(5)]
+for c in cs:
+    c.setblocking(False)
+codes = {errno.errorcode.get(c.connect_ex(l.getsockname()), "0") for c in cs}
+first = l.accept()[0]
+line("non-blocking connects beyond the backlog", (sorted(codes), first.getpeername() == cs[0].getsockname()))
+for c in cs:
+    c.close()
+
+# 16. sendmsg and recvmsg: a stream in three pieces; a datagram with its sender
+
+l = socket.create_server(("127.0.0.1", 0))
+c = socket.create_connection(l.getsockname())
+s, _ = l.accept()
+n = c.sendmsg([b"one ", b"two ", b"three"])
+buf1, buf2 = bytearray(5), bytearray(20)
+got = s.recvmsg_into([buf1, buf2])
+line("sendmsg/recvmsg_into on a stream", (n, got[0], bytes(buf1), bytes(buf2[:got[0] - 5]), got[3]))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(("127.0.0.1", 0))
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+v.bind(("127.0.0.1", 0))
+v.sendmsg([b"dat", b"agram"], [], 0, u.getsockname())
+data, anc, flags, addr = u.recvmsg(4)
+line("sendmsg/recvmsg on datagrams", (data, anc, flags & socket.MSG_TRUNC != 0, addr == v.getsockname()))

@@ -25,7 +25,13 @@
 #define HDR sizeof(struct husk_net_hdr)
 /* What the broker takes from the guest for one connection before the host
  * has taken it: the buf_alloc it gives. */
-#define CONN_BUF (1024u << 10)
+#define CONN_BUF HUSK_NET_CREDIT_MAX
+/* Messages for the guest the VMM has not taken yet: beyond QUEUE_SOFT the
+ * broker stops reading from the host; beyond QUEUE_HARD (a guest that
+ * claims credit and never takes what it asked for, or floods requests)
+ * the guest is broken and the network ends. */
+#define QUEUE_SOFT (4u << 20)
+#define QUEUE_HARD (64u << 20)
 #define CONNS_MAX 1024
 #define PINS_MAX 4096
 
@@ -39,8 +45,8 @@ struct conn {
 	struct net_addr addr;
 	uint16_t port;
 	int checking;                /* its first bytes are held until their name is checked */
-	uint8_t *out;                /* from the guest, not yet written to the host */
-	size_t out_len;
+	uint8_t *out;                /* from the guest, not yet written to the host: */
+	size_t out_off, out_len;     /* out_len bytes at out + out_off */
 	uint32_t rx_cnt, fwd_cnt, reported; /* from the guest in all; written; fwd_cnt last told */
 	uint32_t peer_buf, peer_fwd, tx_cnt; /* the guest's credit; sent to it in all */
 	int guest_done, host_done;   /* SHUTDOWN from the guest; EOF from the host */
@@ -65,6 +71,7 @@ struct broker {
 	struct pin *pins;
 	size_t npins;
 	struct out_msg *q, **qtail;
+	size_t queued;              /* bytes in q */
 	ares_channel dns;
 	int dns_ready;
 	uint32_t open, connects, denials;
@@ -89,6 +96,7 @@ static void flush(struct broker *b)
 		b->q = m->next;
 		if (!b->q)
 			b->qtail = &b->q;
+		b->queued -= m->len;
 		free(m);
 	}
 }
@@ -108,6 +116,7 @@ static void send_msg(struct broker *b, struct husk_net_hdr h, const void *payloa
 	m->next = NULL;
 	*b->qtail = m;
 	b->qtail = &m->next;
+	b->queued += m->len;
 	flush(b);
 }
 
@@ -324,11 +333,10 @@ static void on_connect(struct broker *b, const struct husk_net_hdr *h)
 		memcpy(&s6->sin6_addr, a.a, 16);
 		sl = sizeof *s6;
 	}
+	int err = c->fd < 0 ? errno : connect(c->fd, (struct sockaddr *)&ss, sl) && errno != EINPROGRESS ? errno : 0;
 	record(b, "connect", &a, h->port, c->name, "allowed", NULL);
-	if (c->fd < 0 || (connect(c->fd, (struct sockaddr *)&ss, sl) && errno != EINPROGRESS)) {
-		fail(b, c, errno);
-		return;
-	}
+	if (err)
+		fail(b, c, err);
 }
 
 /* A connect finished (POLLOUT): CONNECTED with the host side's address, or RESET. */
@@ -360,10 +368,13 @@ static void on_connected(struct broker *b, struct conn *c)
 }
 
 /* The held first bytes: go on (1), wait (0), or the connection was reset (-1). */
-static int name_check(struct broker *b, struct conn *c)
+static int name_check(struct broker *b, struct conn *c, int final)
 {
 	char name[NET_NAME_MAX + 1];
-	enum first_bytes r = c->port == 443 ? tls_server_name(c->out, c->out_len, name) : http_host(c->out, c->out_len, name);
+	const uint8_t *first = c->out + c->out_off;
+	enum first_bytes r = c->port == 443 ? tls_server_name(first, c->out_len, name) : http_host(first, c->out_len, name);
+	if (r == FIRST_MORE && final)
+		r = FIRST_NONE; /* the guest sent all it will: no name came */
 	if (r == FIRST_MORE)
 		return 0;
 	const char *why = r == FIRST_NAME ? (strcmp(name, c->name) ? "asks for another name" : NULL)
@@ -431,7 +442,7 @@ static void write_out(struct broker *b, struct conn *c)
 {
 	size_t room;
 	while (c->out_len && !c->checking && (room = rate_room(b))) {
-		ssize_t w = send(c->fd, c->out, c->out_len < room ? c->out_len : room, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len < room ? c->out_len : room, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (w < 0 && errno == EAGAIN)
 			break;
 		if (w < 0) {
@@ -439,13 +450,14 @@ static void write_out(struct broker *b, struct conn *c)
 			return;
 		}
 		rate_spend(b, (size_t)w);
-		memmove(c->out, c->out + w, c->out_len - (size_t)w);
+		c->out_off += (size_t)w;
 		c->out_len -= (size_t)w;
 		c->fwd_cnt += (uint32_t)w;
 	}
 	if (!c->out_len && c->out) { /* only a connection whose host is behind holds a buffer */
 		free(c->out);
 		c->out = NULL;
+		c->out_off = 0;
 	}
 	credit_if_due(b, c);
 	if (!c->out_len && c->guest_done == 1) {
@@ -487,10 +499,14 @@ static void on_data(struct broker *b, struct conn *c, const uint8_t *p, uint32_t
 		fail(b, c, ENOMEM);
 		return;
 	}
+	if (len && c->out_off + c->out_len + len > CONN_BUF) { /* the credit keeps it within CONN_BUF in all */
+		memmove(c->out, c->out + c->out_off, c->out_len);
+		c->out_off = 0;
+	}
 	if (len)
-		memcpy(c->out + c->out_len, p, len);
+		memcpy(c->out + c->out_off + c->out_len, p, len);
 	c->out_len += len;
-	if (c->checking && name_check(b, c) < 0)
+	if (c->checking && name_check(b, c, 0) < 0)
 		return;
 	write_out(b, c);
 }
@@ -675,7 +691,7 @@ static void on_message(struct broker *b, const uint8_t *m, size_t len)
 	const uint8_t *p = m + HDR;
 	struct conn *c = h.op == HUSK_NET_CONNECT || h.op == HUSK_NET_RESOLVE ? NULL : find(b, h.conn);
 	if (c) { /* every message carries the guest's credit */
-		c->peer_buf = h.buf_alloc;
+		c->peer_buf = h.buf_alloc < CONN_BUF ? h.buf_alloc : CONN_BUF;
 		c->peer_fwd = h.fwd_cnt;
 	}
 	switch (h.op) {
@@ -694,6 +710,8 @@ static void on_message(struct broker *b, const uint8_t *m, size_t len)
 			c->guest_closed = 1;
 		if (c && c->guest_closed && c->state == C_CONNECTING)
 			drop(b, c); /* closed before it was open: nothing to write */
+		else if (c && c->checking && c->state == C_OPEN && name_check(b, c, 1) < 0)
+			return; /* it ended before its first bytes named a host: reset */
 		else if (c && (h.flags & (HUSK_NET_SHUT_WR | HUSK_NET_SHUT_RD)) && !c->guest_done) {
 			c->guest_done = 1;
 			if (c->state == C_OPEN)
@@ -742,7 +760,12 @@ int broker_run(int fd, const struct broker_config *cfg)
 	b->refilled = now_s();
 	b->tokens = (double)cfg->max_rate;
 	for (;;) {
-		int n = 0, throttle_ms = rate_wait_ms(b), throttled = throttle_ms >= 0;
+		if (b->queued > QUEUE_HARD) {
+			record(b, "message", NULL, 0, NULL, "denied",
+			       "the guest does not take the messages it asked for: the network ends");
+			break;
+		}
+		int n = 0, throttle_ms = rate_wait_ms(b), throttled = throttle_ms >= 0, backed_up = b->queued > QUEUE_SOFT;
 		pfd[n++] = (struct pollfd){ fd, POLLIN | (b->q ? POLLOUT : 0), 0 };
 		for (int i = 0; i < CONNS_MAX; i++) {
 			struct conn *c = &b->conns[i];
@@ -750,7 +773,7 @@ int broker_run(int fd, const struct broker_config *cfg)
 				continue;
 			short ev = c->state == C_CONNECTING ? POLLOUT : 0;
 			if (c->state == C_OPEN && !throttled) {
-				ev |= (guest_credit(c) && !c->host_done ? POLLIN : 0) |
+				ev |= (guest_credit(c) && !c->host_done && !c->guest_closed && !backed_up ? POLLIN : 0) |
 				      (c->out_len && !c->checking ? POLLOUT : 0);
 			}
 			of[n] = c;
