@@ -294,12 +294,31 @@ static int nonblocking(const struct file *f, long flags)
 	return (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
 }
 
-/* Waits for a change: 0, -EAGAIN (non-blocking) or -ERESTARTSYS. */
-static int wait_change(struct file *f, long flags)
+/* A call's deadline from SO_RCVTIMEO or SO_SNDTIMEO (a struct timeval;
+ * 0: none), taken when the call starts. */
+static uint64_t call_deadline(struct file *f, int name)
+{
+	const struct isock *s = f->priv;
+	uint64_t until = 0;
+	for (int i = 0; i < s->nopts; i++)
+		if (s->opts[i].level == SOL_SOCKET && s->opts[i].name == name) {
+			int64_t tv[2];
+			memcpy(tv, s->opts[i].v, sizeof tv);
+			if (deadline_in(tv[0], tv[1] * 1000, &until) || until == 1)
+				until = 0; /* a bad or zero timeout: none, as Linux's 0 */
+		}
+	return until;
+}
+
+/* Waits for a change until the call's deadline (0: none): 0, -EAGAIN
+ * (non-blocking, or the deadline passed, as Linux's socket timeouts), or
+ * -ERESTARTSYS (-EINTR with a timeout: such a call is not restarted). */
+static int wait_change(struct file *f, long flags, uint64_t until)
 {
 	if (nonblocking(f, flags))
 		return -EAGAIN;
-	return stream_wait(0) == -EINTR ? -ERESTARTSYS : 0;
+	int r = stream_wait(until);
+	return r == -EINTR ? (until ? -EINTR : -ERESTARTSYS) : r == -ETIMEDOUT ? -EAGAIN : 0;
 }
 
 static void credit_if_due(struct isock *s)
@@ -332,6 +351,7 @@ static long stream_recv(struct file *f, char *buf, size_t len, long flags)
 {
 	struct isock *s = f->priv;
 	size_t got = 0;
+	uint64_t until = call_deadline(f, SO_RCVTIMEO);
 	int peek = (flags & MSG_PEEK) != 0;
 	if (!len)
 		return 0;
@@ -351,7 +371,7 @@ static long stream_recv(struct file *f, char *buf, size_t len, long flags)
 			return (long)got;
 		if (s->state == I_NEW)
 			return -ENOTCONN;
-		int r = wait_change(f, flags);
+		int r = wait_change(f, flags, until);
 		if (r)
 			return got ? (long)got : r;
 	}
@@ -371,9 +391,10 @@ static long stream_send(struct file *f, const char *buf, size_t len, long flags)
 {
 	struct isock *s = f->priv;
 	size_t sent = 0;
+	uint64_t until = call_deadline(f, SO_SNDTIMEO);
 	for (;;) {
 		if (s->state == I_CONNECTING) {
-			int r = wait_change(f, flags);
+			int r = wait_change(f, flags, until);
 			if (r)
 				return r;
 			continue;
@@ -394,7 +415,7 @@ static long stream_send(struct file *f, const char *buf, size_t len, long flags)
 			return (long)sent;
 		uint32_t credit = credit_of(s);
 		if (!credit) {
-			int r = wait_change(f, flags);
+			int r = wait_change(f, flags, until);
 			if (r)
 				return sent ? (long)sent : r;
 			continue;
@@ -422,10 +443,11 @@ static long stream_send(struct file *f, const char *buf, size_t len, long flags)
 static long dgram_recv(struct file *f, char *buf, size_t len, long flags, struct inet_addr *from, size_t *trunc)
 {
 	struct isock *s = f->priv;
+	uint64_t until = call_deadline(f, SO_RCVTIMEO);
 	while (!s->answers) {
 		if (s->rd_shut)
 			return 0;
-		int r = wait_change(f, flags);
+		int r = wait_change(f, flags, until);
 		if (r)
 			return r;
 	}
@@ -704,8 +726,11 @@ static long inet_connect(long fd, const void *addr, long len)
 			return -EINPROGRESS;
 	}
 	f->refs++; /* closed by another thread meanwhile: s lives on until this returns */
-	while (s->state == I_CONNECTING && !(err = wait_change(f, 0)))
+	uint64_t until = call_deadline(f, SO_SNDTIMEO);
+	while (s->state == I_CONNECTING && !(err = wait_change(f, 0, until)))
 		;
+	if (err == -EAGAIN)
+		err = -EINPROGRESS; /* SO_SNDTIMEO passed: the connect goes on, as Linux's */
 	if (!err && s->state != I_OPEN) { /* I_NEW: another thread's connect to the guest's loopback failed */
 		err = s->error ? -s->error : -ECONNREFUSED;
 		s->error = 0;

@@ -285,3 +285,13 @@ v.bind(("127.0.0.1", 0))
 v.sendmsg([b"dat", b"agram"], [], 0, u.getsockname())
 data, anc, flags, addr = u.recvmsg(4)
 line("sendmsg/recvmsg on datagrams", (data, anc, flags & socket.MSG_TRUNC != 0, addr == v.getsockname()))
+
+# 17. SO_RCVTIMEO: a blocking recv that waits longer fails with EAGAIN
+import struct, time
+l = socket.create_server(("127.0.0.1", 0))
+c = socket.create_connection(l.getsockname())
+s, _ = l.accept()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 0, 200000))
+t = time.monotonic()
+r = err(lambda: s.recv(10))
+line("SO_RCVTIMEO", (r, 0.15 < time.monotonic() - t < 2))
