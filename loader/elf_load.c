@@ -37,14 +37,23 @@ int elf_load(struct guest_mem *m, const uint8_t *file, size_t size, const struct
 		return errmsg(err, errlen, "truncated: program headers lie past the end of the file");
 
 	Elf64_Phdr ph[MAX_PHNUM];
+	out->interp_off = out->interp_len = 0;
 	memcpy(ph, file + eh.e_phoff, eh.e_phnum * sizeof(Elf64_Phdr));
 	uint64_t bias = eh.e_type == ET_DYN ? lim->pie_base : 0;
 	uint64_t lo = UINT64_MAX, hi = 0, phdr = 0, pt_phdr = 0;
 	int nload = 0, entry_ok = 0;
 	for (int i = 0; i < eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &ph[i];
-		if (p->p_type == PT_INTERP)
-			return errmsg(err, errlen, "dynamically linked (has an interpreter); husk runs static executables");
+		if (p->p_type == PT_INTERP) {
+			uint64_t iend;
+			if (!lim->allow_interp)
+				return errmsg(err, errlen, "dynamically linked (has an interpreter); husk runs static executables");
+			/* as Linux: 2 to PATH_MAX bytes ending in a NUL (the path ends at its first) */
+			if (out->interp_len || p->p_filesz < 2 || p->p_filesz > 4096 || !add_ok(p->p_offset, p->p_filesz, &iend) ||
+			    iend > size || file[iend - 1])
+				return errmsg(err, errlen, "bad interpreter path (PT_INTERP)");
+			out->interp_off = p->p_offset, out->interp_len = p->p_filesz;
+		}
 		if (p->p_type == PT_PHDR)
 			pt_phdr = p->p_vaddr + bias;
 		if (p->p_type != PT_LOAD)

@@ -196,7 +196,7 @@ static uint64_t load_kernel(struct session *s)
 {
 	char err[512];
 	struct elf_image kernel;
-	struct elf_limits lim = { HUSK_KERNEL_BASE, HUSK_KERNEL_END, 0, 0 };
+	struct elf_limits lim = { HUSK_KERNEL_BASE, HUSK_KERNEL_END, 0, 0, 0 };
 	const uint8_t *elf = husk_kernel_elf;
 	size_t size = husk_kernel_elf_end - husk_kernel_elf;
 #ifdef HUSK_TEST_HOOKS
@@ -220,7 +220,7 @@ static struct elf_image load_program(struct session *s)
 	}
 	char err[512];
 	/* Leave at least 1 MiB above the image for its heap. */
-	struct elf_limits lim = { HUSK_PROGRAM_MIN, HUSK_IMAGE_LIMIT(s->o->memory), HUSK_PIE_BASE, 1 };
+	struct elf_limits lim = { HUSK_PROGRAM_MIN, HUSK_IMAGE_LIMIT(s->o->memory), HUSK_PIE_BASE, 1, 0 };
 	if (elf_load(&s->vm.mem, s->prog, s->prog_size, &lim, &image, err, sizeof err))
 		die(EXIT_USAGE, "%s: %s", s->path, err);
 	munmap((void *)s->prog, s->prog_size);

@@ -4,7 +4,9 @@
  * a "#!" script's interpreter found in its place (five in a row at most, as
  * Linux), the ELF file read and validated by loader/elf_load.c (the VMM's own
  * loader, built into the kernel too), and then the new address space built
- * beside the old one: the image copied in, the stack laid out as the first
+ * beside the old one: the image copied in (for a dynamically linked program
+ * its interpreter too, PT_INTERP's file, loaded above it: Linux's
+ * load_elf_binary, at fixed addresses), the stack laid out as the first
  * program's (program.c).  A failure up to there, running out of memory
  * included, switches back to the old address space and returns the error:
  * where Linux has dropped the old one already and must kill the process,
@@ -47,6 +49,8 @@ struct exec {
 	uint64_t size;
 	uint8_t *file;             /* all of it, for elf_load: file_size bytes */
 	size_t file_size, file_alloc;
+	uint8_t *interp;           /* a dynamic program's interpreter, all of it: interp_size bytes */
+	size_t interp_size, interp_alloc;
 };
 
 /* --- the file ------------------------------------------------------------- */
@@ -131,13 +135,13 @@ static int find_first(struct exec *x, long dirfd, long flags)
 	return r;
 }
 
-/* Bytes [off, off+len) of the file into buf: how many there were, or
+/* Bytes [off, off+len) of a file into buf: how many there were, or
  * -errno. */
-static long read_at(struct exec *x, uint64_t off, void *buf, size_t len)
+static long read_file_at(struct mount *m, uint32_t ino, uint64_t off, void *buf, size_t len)
 {
 	size_t done = 0;
 	while (done < len) {
-		long n = x->m->ops->read(x->m->fs, x->ino, off + done, (char *)buf + done, len - done);
+		long n = m->ops->read(m->fs, ino, off + done, (char *)buf + done, len - done);
 		if (n < 0)
 			return n;
 		if (!n)
@@ -145,6 +149,27 @@ static long read_at(struct exec *x, uint64_t off, void *buf, size_t len)
 		done += n;
 	}
 	return done;
+}
+
+static long read_at(struct exec *x, uint64_t off, void *buf, size_t len)
+{
+	return read_file_at(x->m, x->ino, off, buf, len);
+}
+
+/* A whole file of size bytes into kernel memory (*alloc: its kalloc size;
+ * *len: what was read, shorter if the file shrank since). */
+static long read_whole(struct mount *m, uint32_t ino, uint64_t size, uint8_t **buf, size_t *len, size_t *alloc)
+{
+	if (size > boot.ram_size)
+		return -ENOMEM;
+	*alloc = size ? size : 1;
+	if (!(*buf = kalloc(*alloc)))
+		return -ENOMEM;
+	long n = read_file_at(m, ino, 0, *buf, size);
+	if (n < 0)
+		return n;
+	*len = (size_t)n;
+	return 0;
 }
 
 /* --- the arguments ---------------------------------------------------------- */
@@ -337,30 +362,72 @@ int errmsg(char *err, size_t n, const char *fmt, ...)
 	return -1;
 }
 
-/* What the VMM allows the first program (vmm/main.c). */
+/* What the VMM allows the first program (vmm/main.c), and a dynamically
+ * linked one. */
 static struct elf_limits limits(void)
 {
-	return (struct elf_limits){ HUSK_PROGRAM_MIN, HUSK_IMAGE_LIMIT(boot.ram_size), HUSK_PIE_BASE, 1 };
+	return (struct elf_limits){ HUSK_PROGRAM_MIN, HUSK_IMAGE_LIMIT(boot.ram_size), HUSK_PIE_BASE, 1, 1 };
 }
 
-static int probe(const struct elf_limits *lim, const struct exec *x)
+/* A dynamic program's interpreter: position-independent, 2 MiB above the
+ * program's image (hi), no interpreter of its own. */
+static struct elf_limits interp_limits(uint64_t hi)
+{
+	uint64_t base = ALIGN_UP(hi, 2ul << 20) + (2ul << 20);
+	return (struct elf_limits){ base, HUSK_IMAGE_LIMIT(boot.ram_size), base, 0, 0 };
+}
+
+static int probe(const struct elf_limits *lim, const uint8_t *file, size_t size, struct elf_image *img)
 {
 	char err[160];
-	struct elf_image img;
 	probing = 1, probe_reached = 0;
-	elf_load(0, x->file, x->file_size, lim, &img, err, sizeof err);
+	elf_load(0, file, size, lim, img, err, sizeof err);
 	probing = 0;
 	return probe_reached;
 }
 
 /* 0, -ENOEXEC, or -ENOMEM for a program too big for this VM's memory. */
-static int elf_check(const struct exec *x)
+static int elf_check_file(const uint8_t *file, size_t size, struct elf_limits lim)
 {
-	struct elf_limits lim = limits();
-	if (probe(&lim, x))
+	struct elf_image img;
+	if (probe(&lim, file, size, &img))
 		return 0;
 	lim.max = UINT64_MAX;
-	return probe(&lim, x) ? -ENOMEM : -ENOEXEC;
+	return probe(&lim, file, size, &img) ? -ENOMEM : -ENOEXEC;
+}
+
+static int elf_check(const struct exec *x)
+{
+	return elf_check_file(x->file, x->file_size, limits());
+}
+
+/* A dynamic program's interpreter (PT_INTERP), found and read into
+ * x->interp and checked: 0 also when there is none; an interpreter that
+ * is missing is the exec's ENOENT, as Linux's. */
+static int find_interp(struct exec *x)
+{
+	struct elf_image img;
+	struct elf_limits lim = limits();
+	probe(&lim, x->file, x->file_size, &img);
+	if (!img.interp_len)
+		return 0;
+	struct node *n = kalloc(sizeof *n);
+	if (!n)
+		return -ENOMEM;
+	struct fs_stat st;
+	int r = exec_lookup_at(AT_FDCWD, (const char *)x->file + img.interp_off, 1, n);
+	if (!r && n->kind != NODE_FS)
+		r = -EACCES;
+	if (!r)
+		r = n->m->ops->stat(n->m->fs, n->ino, &st);
+	if (!r && (st.mode & S_IFMT) != S_IFREG)
+		r = -EACCES;
+	if (!r)
+		r = (int)read_whole(n->m, n->ino, st.size, &x->interp, &x->interp_size, &x->interp_alloc);
+	kfree(n, sizeof *n);
+	if (!r) /* somewhere above any program: where exactly is decided at the load */
+		r = elf_check_file(x->interp, x->interp_size, interp_limits(HUSK_PROGRAM_MIN));
+	return r;
 }
 
 /* --- execve ---------------------------------------------------------------- */
@@ -391,22 +458,21 @@ static long find_program(struct exec *x)
 			return -ENOEXEC;
 		break;
 	}
-	if (x->size > boot.ram_size)
-		return -ENOMEM;
-	x->file_alloc = x->size ? x->size : 1;
-	if (!(x->file = kalloc(x->file_alloc)))
-		return -ENOMEM;
-	long n = read_at(x, 0, x->file, x->size);
-	if (n < 0)
-		return n;
-	x->file_size = n; /* shorter, if it changed since */
-	return elf_check(x);
+	long r = read_whole(x->m, x->ino, x->size, &x->file, &x->file_size, &x->file_alloc);
+	if (!r)
+		r = elf_check(x);
+	if (!r)
+		r = find_interp(x);
+	return r;
 }
 
 static void free_file(struct exec *x)
 {
 	kfree(x->file, x->file_alloc);
 	x->file = 0;
+	if (x->interp)
+		kfree(x->interp, x->interp_alloc);
+	x->interp = 0;
 }
 
 /* Resets the x87 and SSE state as Linux does at exec: the old program's
@@ -427,12 +493,16 @@ static long exec_image(struct exec *x)
 		return -ENOMEM;
 	mm_switch(m);
 	struct elf_limits lim = limits();
-	struct elf_image img;
+	struct elf_image img, in = { 0 };
 	char err[160];
 	long r = elf_load(0, x->file, x->file_size, &lim, &img, err, sizeof err) ? -ENOMEM : 0;
+	if (!r && x->interp) {
+		struct elf_limits il = interp_limits(img.hi);
+		r = elf_load(0, x->interp, x->interp_size, &il, &in, err, sizeof err) ? -ENOMEM : 0;
+	}
 	free_file(x);
 	if (!r)
-		r = mm_image_done(m, img.hi);
+		r = mm_image_done(m, in.hi ? in.hi : img.hi);
 	size_t need = stack_bytes(&x->argv, &x->envp, x->execfn);
 	if (!r && !user_ok((const void *)(m->stack_top - need), need)) /* backs the stack's pages */
 		r = -ENOMEM;
@@ -441,7 +511,7 @@ static long exec_image(struct exec *x)
 		mm_put(m);
 		return r;
 	}
-	uintptr_t sp = stack_build(m->stack_top, &x->argv, &x->envp, x->execfn, img.entry, img.phdr, img.phnum);
+	uintptr_t sp = stack_build(m->stack_top, &x->argv, &x->envp, x->execfn, img.entry, img.phdr, img.phnum, in.lo);
 	mm_set_exe(m, x->node.path[0] ? x->node.path : x->path, x->m->index, x->ino); /* an interpreter's, for a script */
 	process_set_comm(current->proc, x->execfn);
 	kfree((void *)x->argv.s, x->argv_size);
@@ -463,7 +533,7 @@ static long exec_image(struct exec *x)
 	current->frame = 0; /* a `syscall` instruction's, never returned to */
 	fpu_reset();
 	interrupts_on(); /* the `syscall` instruction turned them off */
-	enter_program(img.entry, sp);
+	enter_program(in.entry ? in.entry : img.entry, sp);
 }
 
 long sys_execveat(long dirfd, const char *upath, char *const uargv[], char *const uenvp[], long flags)

@@ -15,14 +15,15 @@ struct strlist {
 	int n;
 };
 
-/* The initial stack below top as Linux lays it out for a static program:
- * argc, argv, envp and the auxiliary vector (AT_PHDR, AT_PHNUM, AT_ENTRY,
+/* The initial stack below top as Linux lays it out: argc, argv, envp and
+ * the auxiliary vector (AT_PHDR, AT_PHNUM, AT_ENTRY, AT_BASE: a dynamic
+ * program's interpreter, or 0,
  * AT_RANDOM, AT_EXECFN, AT_SYSINFO: fast_entry ...) at the returned stack
  * pointer, 16-aligned; above them the strings, "x86_64", 16 random bytes,
  * and at the very top execfn when there is one (AT_EXECFN; NULL: argv[0]).
  * The memory must be there: at most stack_bytes() below top. */
 uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct strlist *envp, const char *execfn,
-		      uint64_t entry, uint64_t phdr, uint64_t phnum);
+		      uint64_t entry, uint64_t phdr, uint64_t phnum, uint64_t base);
 size_t stack_bytes(const struct strlist *argv, const struct strlist *envp, const char *execfn);
 
 /* Resolves a kernel path as the *at calls do: relative to the directory

@@ -39,7 +39,7 @@ size_t stack_bytes(const struct strlist *argv, const struct strlist *envp, const
 }
 
 uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct strlist *envp, const char *execfn,
-		      uint64_t entry, uint64_t phdr, uint64_t phnum)
+		      uint64_t entry, uint64_t phdr, uint64_t phnum, uint64_t base)
 {
 	uintptr_t sp = top;
 	char *fn = execfn ? push_bytes(&sp, execfn, strlen(execfn) + 1) : 0;
@@ -51,7 +51,7 @@ uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct st
 	/* Pointer arrays are built in place below the strings. */
 	uint64_t auxv[NAUXV][2] = {
 		{ AT_PHDR, phdr }, { AT_PHENT, 56 }, { AT_PHNUM, phnum },
-		{ AT_PAGESZ, PAGE_SIZE }, { AT_BASE, 0 }, { AT_FLAGS, 0 }, { AT_ENTRY, entry },
+		{ AT_PAGESZ, PAGE_SIZE }, { AT_BASE, base }, { AT_FLAGS, 0 }, { AT_ENTRY, entry },
 		{ AT_UID, 0 }, { AT_EUID, 0 }, { AT_GID, 0 }, { AT_EGID, 0 },
 		{ AT_PLATFORM, (uintptr_t)platform }, { AT_CLKTCK, 100 }, { AT_SECURE, 0 },
 		{ AT_RANDOM, (uintptr_t)at_random }, { AT_EXECFN, (uintptr_t)fn },
@@ -79,6 +79,6 @@ uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct st
 _Noreturn void program_start(void)
 {
 	struct strlist argv = { boot.argv, boot.argv_len, boot.argc }, envp = { boot.envp, boot.envp_len, boot.envc };
-	uintptr_t sp = stack_build(mem_stack_top(), &argv, &envp, 0, boot.entry, boot.phdr, boot.phnum);
+	uintptr_t sp = stack_build(mem_stack_top(), &argv, &envp, 0, boot.entry, boot.phdr, boot.phnum, 0);
 	enter_program(boot.entry, sp);
 }

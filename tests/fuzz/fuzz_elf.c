@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(mem.host, POISON, RAM);
 	}
 	/* As vmm/main.c: 8 MiB of stack and 1 MiB of heap above the image. */
-	const struct elf_limits lim = { HUSK_PROGRAM_MIN, RAM - HUSK_STACK_SIZE - (1ull << 20), HUSK_PIE_BASE, 1 };
+	const struct elf_limits lim = { HUSK_PROGRAM_MIN, RAM - HUSK_STACK_SIZE - (1ull << 20), HUSK_PIE_BASE, 1, 0 };
 	struct elf_image img;
 	char err[256] = "";
 	if (elf_load(&mem, data, size, &lim, &img, err, sizeof err)) {

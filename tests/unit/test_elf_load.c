@@ -20,7 +20,7 @@
 #define FILE_SIZE (TEXT_SIZE + DATA_FILESZ + TRAILER)
 
 static struct guest_mem mem;
-static const struct elf_limits limits = { BASE, RAM - (9ull << 20), BASE, 1 };
+static const struct elf_limits limits = { BASE, RAM - (9ull << 20), BASE, 1, 0 };
 
 /* A file image: Elf64 structures are reached through the aligned buffer. */
 struct img {
@@ -249,6 +249,36 @@ static void test_pt_phdr(void)
 	   out.phnum == 3, "PT_PHDR inside the text segment: phdr %#llx", (unsigned long long)out.phdr);
 }
 
+/* A dynamic program (the guest's exec loads its interpreter): PT_INTERP's
+ * path is given back when allowed, refused when not, and must end where
+ * its segment says. */
+static void test_interp(void)
+{
+	struct img im;
+	build(&im, ET_DYN);
+	im.u.eh.e_phnum = 3;
+	static const char path[] = "/lib/ld-musl-x86_64.so.1";
+	memcpy(im.u.b + TEXT_SIZE + 64, path, sizeof path);
+	set_phdr(&im, 2, PT_INTERP, PF_R, TEXT_SIZE + 64, 0, sizeof path, sizeof path);
+	struct elf_limits dyn = limits;
+	dyn.allow_interp = 1;
+	struct elf_image out = { 0 };
+	char err[256];
+	fill_ram();
+	ok(load(&im, &dyn, &out, err, sizeof err) == 0 && out.interp_len == sizeof path &&
+	   !strcmp((const char *)im.u.b + out.interp_off, path), "PT_INTERP allowed: its path is given back (%s)", err);
+	check_refused("PT_INTERP where only static programs may run", &im);
+	im.u.b[TEXT_SIZE + 64 + sizeof path - 1] = 'x';
+	ok(load(&im, &dyn, &out, err, sizeof err) == -1 && strstr(err, "interpreter"),
+	   "PT_INTERP's path without its NUL: refused (%s)", err);
+	im.u.b[TEXT_SIZE + 64 + sizeof path - 1] = 0;
+	phdr(&im, 2)->p_filesz = 1;
+	ok(load(&im, &dyn, &out, err, sizeof err) == -1, "PT_INTERP of one byte: refused, as Linux");
+	phdr(&im, 2)->p_filesz = sizeof path;
+	phdr(&im, 2)->p_offset = FILE_SIZE - 4;
+	ok(load(&im, &dyn, &out, err, sizeof err) == -1, "PT_INTERP past the end of the file: refused");
+}
+
 static void test_short_err(void)
 {
 	struct img im;
@@ -272,6 +302,7 @@ int main(void)
 	check_loaded("ET_EXEC", &im, &limits);
 	test_pie();
 	test_pt_phdr();
+	test_interp();
 	test_bad_cases();
 	test_short_err();
 	guest_mem_free(&mem);

@@ -1,0 +1,97 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Dynamically linked programs exec'd in the guest (guest/proc/exec.c loads
+# PT_INTERP's interpreter above the program, AT_BASE says where): a program
+# built with Debian's musl-gcc against a shared library of its own, with
+# Debian's musl dynamic loader as its interpreter, all in the workdir, run
+# by the bundled Python's subprocess; then what an exec must refuse.
+. "$(dirname "$0")/../lib.sh"
+need_kvm
+plan 7
+W=$TMP/w
+mkdir -p "$W"
+D=$ROOT/tests/progs/dynamic
+LDSO=/usr/lib/x86_64-linux-musl/libc.so
+if ! musl-gcc -shared -fPIC -o "$W/libgreet.so" "$D/greet.c" ||
+	! musl-gcc -o "$W/dyn" "$D/main.c" -L"$W" -lgreet -Wl,-rpath,/workdir \
+		-Wl,--dynamic-linker=/workdir/ld-musl-x86_64.so.1 || [ ! -f "$LDSO" ]; then
+	echo "Bail out! cannot build the dynamic test program with musl-gcc (musl-tools) or find $LDSO"
+	exit 1
+fi
+cp "$LDSO" "$W/ld-musl-x86_64.so.1"
+run() { "$HUSK" run -t 60 -w "$W" python -c "$1" 2>&1; }
+
+got=$(run '
+import subprocess
+r = subprocess.run(["/workdir/dyn", "guest"], capture_output=True, text=True)
+print(r.returncode, r.stdout + r.stderr, end="")')
+is "$got" "0 hello, guest, from a shared library
+hello, dlopen, from a shared library
+auxv: AT_BASE set, AT_ENTRY set, AT_PHDR's first type 6
+heap 1" "a dynamic program runs: its library (DT_NEEDED, rpath), dlopen, AT_BASE/AT_ENTRY/AT_PHDR, its heap"
+
+got=$(run '
+import subprocess
+r = subprocess.run(["/workdir/dyn", "twice", "/workdir/nothing.so"], capture_output=True, text=True)
+print(r.returncode, r.stdout.splitlines()[1])')
+is "$got" "0 dlopen: Error loading shared library /workdir/nothing.so: No such file or directory" \
+	"dlopen of a file that is not there: the loader's own error, the program goes on"
+
+# What an exec refuses: the errors Linux gives.
+cp "$W/dyn" "$W/no-interp"
+python3 - "$W/no-interp" <<'EOS'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+i = b.find(b"/workdir/ld-musl-x86_64.so.1\0")
+b[i:i + 29] = b"/workdir/ld-missing-here.so\0\0"
+open(p, "wb").write(b)
+EOS
+cp "$W/dyn" "$W/interp-dir"
+python3 - "$W/interp-dir" <<'EOS'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+i = b.find(b"/workdir/ld-musl-x86_64.so.1\0")
+b[i:i + 29] = b"/workdir\0" + b"\0" * 20
+open(p, "wb").write(b)
+EOS
+cp "$W/dyn" "$W/interp-unterminated"
+python3 - "$W/interp-unterminated" <<'EOS'
+import sys, struct
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+phoff, = struct.unpack_from("<Q", b, 32)
+phnum, = struct.unpack_from("<H", b, 56)
+for k in range(phnum):
+    o = phoff + 56 * k
+    if struct.unpack_from("<I", b, o)[0] == 3:  # PT_INTERP: one byte short, no NUL
+        filesz, = struct.unpack_from("<Q", b, o + 32)
+        struct.pack_into("<Q", b, o + 32, filesz - 1)
+open(p, "wb").write(b)
+EOS
+cp "$W/dyn" "$W/interp-is-dynamic"
+python3 - "$W/interp-is-dynamic" <<'EOS'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+i = b.find(b"/workdir/ld-musl-x86_64.so.1\0")
+b[i:i + 29] = b"/workdir/dyn\0" + b"\0" * 16
+open(p, "wb").write(b)
+EOS
+chmod +x "$W"/no-interp "$W"/interp-*
+got=$(run '
+import errno, subprocess
+for p in ("no-interp", "interp-dir", "interp-unterminated", "interp-is-dynamic"):
+    try:
+        subprocess.run(["/workdir/" + p]); print(p, "ran")
+    except OSError as e:
+        print(p, errno.errorcode[e.errno])')
+is "$(echo "$got" | sed -n 1p)" "no-interp ENOENT" "an interpreter that is not there: ENOENT, as Linux"
+is "$(echo "$got" | sed -n 2p)" "interp-dir EACCES" "an interpreter that is a directory: EACCES"
+is "$(echo "$got" | sed -n 3p)" "interp-unterminated ENOEXEC" "PT_INTERP's path without its NUL: ENOEXEC"
+is "$(echo "$got" | sed -n 4p)" "interp-is-dynamic ENOEXEC" "an interpreter that has an interpreter itself: ENOEXEC"
+got=$("$HUSK" run -w "$W" "$W/dyn" 2>&1; echo "status $?")
+is "$got" "husk: $W/dyn: dynamically linked (has an interpreter); husk runs static executables
+status 125" "husk run of a dynamic program from the host: still one clear line, 125 (its interpreter is in no image yet)"
+done_testing
