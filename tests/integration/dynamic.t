@@ -38,47 +38,33 @@ is "$got" "0 dlopen: Error loading shared library /workdir/nothing.so: No such f
 	"dlopen of a file that is not there: the loader's own error, the program goes on"
 
 # What an exec refuses: the errors Linux gives.
-cp "$W/dyn" "$W/no-interp"
-python3 - "$W/no-interp" <<'EOS'
-import sys
-p = sys.argv[1]
+# variant NAME INTERP: a copy of dyn whose interpreter path is INTERP (no
+# longer than the original's; "-" for the original's cut one byte short,
+# without its NUL)
+variant() {
+	cp "$W/dyn" "$W/$1"
+	python3 - "$W/$1" "$2" <<'EOS'
+import struct, sys
+p, new = sys.argv[1], sys.argv[2]
 b = bytearray(open(p, "rb").read())
-i = b.find(b"/workdir/ld-musl-x86_64.so.1\0")
-b[i:i + 29] = b"/workdir/ld-missing-here.so\0\0"
+old = b"/workdir/ld-musl-x86_64.so.1\0"
+i = b.find(old)
+if new != "-":
+    b[i:i + len(old)] = new.encode().ljust(len(old), b"\0")
+else:
+    phoff, = struct.unpack_from("<Q", b, 32)
+    phnum, = struct.unpack_from("<H", b, 56)
+    for k in range(phnum):
+        o = phoff + 56 * k
+        if struct.unpack_from("<I", b, o)[0] == 3:  # PT_INTERP
+            struct.pack_into("<Q", b, o + 32, struct.unpack_from("<Q", b, o + 32)[0] - 1)
 open(p, "wb").write(b)
 EOS
-cp "$W/dyn" "$W/interp-dir"
-python3 - "$W/interp-dir" <<'EOS'
-import sys
-p = sys.argv[1]
-b = bytearray(open(p, "rb").read())
-i = b.find(b"/workdir/ld-musl-x86_64.so.1\0")
-b[i:i + 29] = b"/workdir\0" + b"\0" * 20
-open(p, "wb").write(b)
-EOS
-cp "$W/dyn" "$W/interp-unterminated"
-python3 - "$W/interp-unterminated" <<'EOS'
-import sys, struct
-p = sys.argv[1]
-b = bytearray(open(p, "rb").read())
-phoff, = struct.unpack_from("<Q", b, 32)
-phnum, = struct.unpack_from("<H", b, 56)
-for k in range(phnum):
-    o = phoff + 56 * k
-    if struct.unpack_from("<I", b, o)[0] == 3:  # PT_INTERP: one byte short, no NUL
-        filesz, = struct.unpack_from("<Q", b, o + 32)
-        struct.pack_into("<Q", b, o + 32, filesz - 1)
-open(p, "wb").write(b)
-EOS
-cp "$W/dyn" "$W/interp-is-dynamic"
-python3 - "$W/interp-is-dynamic" <<'EOS'
-import sys
-p = sys.argv[1]
-b = bytearray(open(p, "rb").read())
-i = b.find(b"/workdir/ld-musl-x86_64.so.1\0")
-b[i:i + 29] = b"/workdir/dyn\0" + b"\0" * 16
-open(p, "wb").write(b)
-EOS
+}
+variant no-interp /workdir/ld-missing-here.so
+variant interp-dir /workdir
+variant interp-unterminated -
+variant interp-is-dynamic /workdir/dyn
 chmod +x "$W"/no-interp "$W"/interp-*
 got=$(run '
 import errno, subprocess
