@@ -181,6 +181,7 @@
 #define SYS_memfd_create       319
 #define SYS_execveat           322
 #define SYS_copy_file_range    326
+#define SYS_statx              332
 #define SYS_clone3             435
 #define SYS_faccessat2         439
 #define SYS_epoll_pwait2       441

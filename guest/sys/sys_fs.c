@@ -602,16 +602,72 @@ long sys_fstat(long fd, struct kstat *k)
 	return r ? r : fill_stat(&st, dev, k);
 }
 
-long sys_fstatat(long dirfd, const char *upath, struct kstat *k, long flags)
+/* The *at calls' target: the file open on dirfd (AT_EMPTY_PATH with ""),
+ * or the path from it. */
+static int stat_at(long dirfd, const char *upath, long flags, struct fs_stat *st, int *dev)
 {
-	if ((flags & AT_EMPTY_PATH) && user_ok(upath, 1) && !upath[0])
-		return sys_fstat(dirfd, k);
+	if ((flags & AT_EMPTY_PATH) && user_ok(upath, 1) && !upath[0]) {
+		struct file *f = fd_get(dirfd);
+		return f ? file_stat(f, st, dev) : -EBADF;
+	}
 	struct node *n = node_buf();
 	int r = lookup_at(dirfd, upath, !(flags & AT_SYMLINK_NOFOLLOW), n);
-	struct fs_stat st;
 	if (!r)
-		r = vfs_stat(n, &st);
-	return r ? r : fill_stat(&st, n->m ? n->m->index : 0, k);
+		r = vfs_stat(n, st);
+	*dev = n->m ? n->m->index : 0;
+	return r;
+}
+
+long sys_fstatat(long dirfd, const char *upath, struct kstat *k, long flags)
+{
+	struct fs_stat st;
+	int dev, r = stat_at(dirfd, upath, flags, &st, &dev);
+	return r ? r : fill_stat(&st, dev, k);
+}
+
+struct statx_time_k {
+	int64_t sec;
+	uint32_t nsec;
+	int32_t pad;
+};
+
+struct statx_k {
+	uint32_t mask, blksize;
+	uint64_t attributes;
+	uint32_t nlink, uid, gid;
+	uint16_t mode, pad1;
+	uint64_t ino, size, blocks, attributes_mask;
+	struct statx_time_k atime, btime, ctime, mtime;
+	uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+	uint64_t spare[14];
+};
+_Static_assert(sizeof(struct statx_k) == 256, "Linux's struct statx");
+
+#define STATX_BASIC_STATS 0x7ffu  /* type, mode, nlink, uid, gid, times but btime, ino, size, blocks */
+#define AT_STATX_SYNC_TYPE 0x6000 /* the sync flags: nothing to sync here */
+#define AT_NO_AUTOMOUNT 0x800
+
+/* statx (glibc's and coreutils' stat): the basic fields, as fstatat's; no
+ * birth time.  The mask asked for changes nothing: what is known is given. */
+long sys_statx(long dirfd, const char *upath, long flags, unsigned mask, struct statx_k *x)
+{
+	(void)mask;
+	if (flags & ~(long)(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE) ||
+	    (flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE || (mask & 0x80000000u))
+		return -EINVAL;
+	struct fs_stat st;
+	int dev, r = stat_at(dirfd, upath, flags, &st, &dev);
+	if (r)
+		return r;
+	if (!user_ok(x, sizeof *x))
+		return -EFAULT;
+	memset(x, 0, sizeof *x);
+	x->mask = STATX_BASIC_STATS, x->blksize = 4096;
+	x->nlink = st.nlink, x->uid = st.uid, x->gid = st.gid, x->mode = (uint16_t)st.mode;
+	x->ino = st.ino, x->size = st.size, x->blocks = st.blocks;
+	x->atime.sec = st.atime, x->mtime.sec = st.mtime, x->ctime.sec = st.ctime;
+	x->dev_minor = (uint32_t)dev;
+	return 0;
 }
 
 long sys_faccessat(long dirfd, const char *upath, long amode, long flags)

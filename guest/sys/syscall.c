@@ -188,6 +188,10 @@ static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t 
 	return 0;
 }
 
+/* A directory fd argument of the *at calls is an int in Linux: what a
+ * program passes through syscall(2) as an int (AT_FDCWD, -100) may arrive
+ * with its upper half not sign-extended; it is cast here, as Linux's
+ * prototypes do. */
 static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	switch (nr) {
@@ -199,7 +203,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_writev: return sys_rwv(a1, (const struct kiovec *)a2, a3, 1);
 	case SYS_open: return sys_openat(AT_FDCWD, (const char *)a1, a2, a3);
 	case SYS_creat: return sys_openat(AT_FDCWD, (const char *)a1, O_CREAT | O_WRONLY | O_TRUNC, a2);
-	case SYS_openat: return sys_openat(a1, (const char *)a2, a3, a4);
+	case SYS_openat: return sys_openat((int)a1, (const char *)a2, a3, a4);
 	case SYS_close: return sys_close(a1);
 	case SYS_dup: return sys_dup(a1, 0, 0);
 	case SYS_dup2: return sys_dup3(a1, a2, 0, 1);
@@ -208,37 +212,38 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_stat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, 0);
 	case SYS_lstat: return sys_fstatat(AT_FDCWD, (const char *)a1, (void *)a2, AT_SYMLINK_NOFOLLOW);
 	case SYS_fstat: return sys_fstat(a1, (void *)a2);
-	case SYS_newfstatat: return sys_fstatat(a1, (const char *)a2, (void *)a3, a4);
+	case SYS_newfstatat: return sys_fstatat((int)a1, (const char *)a2, (void *)a3, a4);
 	case SYS_access: return sys_faccessat(AT_FDCWD, (const char *)a1, a2, 0);
-	case SYS_faccessat: return sys_faccessat(a1, (const char *)a2, a3, 0);
-	case SYS_faccessat2: return sys_faccessat(a1, (const char *)a2, a3, a4);
+	case SYS_faccessat: return sys_faccessat((int)a1, (const char *)a2, a3, 0);
+	case SYS_faccessat2: return sys_faccessat((int)a1, (const char *)a2, a3, a4);
+	case SYS_statx: return sys_statx((int)a1, (const char *)a2, a3, (unsigned)a4, (void *)a5);
 	case SYS_getdents64: return sys_getdents64(a1, (void *)a2, a3);
 	case SYS_mkdir: return sys_mkdirat(AT_FDCWD, (const char *)a1, a2);
-	case SYS_mkdirat: return sys_mkdirat(a1, (const char *)a2, a3);
+	case SYS_mkdirat: return sys_mkdirat((int)a1, (const char *)a2, a3);
 	case SYS_mknod: return sys_mknodat(AT_FDCWD, (const char *)a1, a2, a3);
-	case SYS_mknodat: return sys_mknodat(a1, (const char *)a2, a3, a4);
+	case SYS_mknodat: return sys_mknodat((int)a1, (const char *)a2, a3, a4);
 	case SYS_rmdir: return sys_unlinkat(AT_FDCWD, (const char *)a1, AT_REMOVEDIR);
 	case SYS_unlink: return sys_unlinkat(AT_FDCWD, (const char *)a1, 0);
-	case SYS_unlinkat: return sys_unlinkat(a1, (const char *)a2, a3);
+	case SYS_unlinkat: return sys_unlinkat((int)a1, (const char *)a2, a3);
 	case SYS_rename: return sys_renameat2(AT_FDCWD, (const char *)a1, AT_FDCWD, (const char *)a2, 0);
-	case SYS_renameat: return sys_renameat2(a1, (const char *)a2, a3, (const char *)a4, 0);
-	case SYS_renameat2: return sys_renameat2(a1, (const char *)a2, a3, (const char *)a4, a5);
+	case SYS_renameat: return sys_renameat2((int)a1, (const char *)a2, (int)a3, (const char *)a4, 0);
+	case SYS_renameat2: return sys_renameat2((int)a1, (const char *)a2, (int)a3, (const char *)a4, a5);
 	case SYS_link: return sys_linkat(AT_FDCWD, (const char *)a1, AT_FDCWD, (const char *)a2, 0);
-	case SYS_linkat: return sys_linkat(a1, (const char *)a2, a3, (const char *)a4, a5);
+	case SYS_linkat: return sys_linkat((int)a1, (const char *)a2, (int)a3, (const char *)a4, a5);
 	case SYS_symlink: return sys_symlinkat((const char *)a1, AT_FDCWD, (const char *)a2);
-	case SYS_symlinkat: return sys_symlinkat((const char *)a1, a2, (const char *)a3);
+	case SYS_symlinkat: return sys_symlinkat((const char *)a1, (int)a2, (const char *)a3);
 	case SYS_readlink: return sys_readlinkat(AT_FDCWD, (const char *)a1, (char *)a2, a3);
-	case SYS_readlinkat: return sys_readlinkat(a1, (const char *)a2, (char *)a3, a4);
+	case SYS_readlinkat: return sys_readlinkat((int)a1, (const char *)a2, (char *)a3, a4);
 	case SYS_truncate: return sys_truncate((const char *)a1, a2);
 	case SYS_ftruncate: return sys_ftruncate(a1, a2);
 	case SYS_fsync: case SYS_fdatasync: return sys_fsync(a1);
 	case SYS_sync: case SYS_syncfs: vfs_sync_all(); return 0;
-	case SYS_utimensat: return sys_utimensat(a1, (const char *)a2, (const int64_t *)a3, a4);
+	case SYS_utimensat: return sys_utimensat((int)a1, (const char *)a2, (const int64_t *)a3, a4);
 	case SYS_chmod: return sys_fchmodat(AT_FDCWD, (const char *)a1, a2);
-	case SYS_fchmodat: return sys_fchmodat(a1, (const char *)a2, a3);
+	case SYS_fchmodat: return sys_fchmodat((int)a1, (const char *)a2, a3);
 	case SYS_fchmod: return sys_fchmod(a1, a2);
 	case SYS_chown: case SYS_lchown: return sys_chown(AT_FDCWD, (const char *)a1, a2, a3, nr == SYS_chown);
-	case SYS_fchownat: return sys_chown(a1, (const char *)a2, a3, a4, !(a5 & AT_SYMLINK_NOFOLLOW));
+	case SYS_fchownat: return sys_chown((int)a1, (const char *)a2, a3, a4, !(a5 & AT_SYMLINK_NOFOLLOW));
 	case SYS_fchown: return sys_fchown(a1, a2, a3);
 	case SYS_kill: return sys_kill(a1, a2);
 	case SYS_tkill: return sys_tkill(a1, a2);
@@ -317,7 +322,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_setsid: return sys_setsid();
 	case SYS_fork: return sys_fork();
 	case SYS_execve: return sys_execve((const char *)a1, (char *const *)a2, (char *const *)a3);
-	case SYS_execveat: return sys_execveat(a1, (const char *)a2, (char *const *)a3, (char *const *)a4, a5);
+	case SYS_execveat: return sys_execveat((int)a1, (const char *)a2, (char *const *)a3, (char *const *)a4, a5);
 	case SYS_vfork: return sys_vfork();
 	case SYS_wait4: return sys_wait4(a1, (int *)a2, a3, (void *)a4);
 	case SYS_waitid: return sys_waitid(a1, a2, (void *)a3, a4, (void *)a5);

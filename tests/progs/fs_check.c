@@ -5,11 +5,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int n, failed;
@@ -101,6 +103,17 @@ int main(void)
 	ok(statfs("/workdir", &sf) == 0 && sf.f_bfree > 0, "statfs of the workdir");
 	ok(utimensat(AT_FDCWD, "out/b.txt", (struct timespec[]){ { 1000000000, 0 }, { 1000000000, 0 } }, 0) == 0 &&
 	   stat("out/b.txt", &st) == 0 && st.st_mtime == 1000000000, "utimensat sets the mtime");
+	/* statx, as glibc and coreutils call it: the same answers as stat */
+	unsigned char sx[256];
+	ok(syscall(SYS_statx, AT_FDCWD, "out/b.txt", 0, 0x7ffu, sx) == 0 && stat("out/b.txt", &st) == 0 &&
+		   *(uint64_t *)(sx + 40) == (uint64_t)st.st_size && *(uint64_t *)(sx + 32) == st.st_ino &&
+		   (*(uint16_t *)(sx + 28) & S_IFMT) == S_IFREG && *(int64_t *)(sx + 112) == 1000000000,
+	   "statx: size, inode, type and mtime as stat says");
+	errno = 0;
+	ok(syscall(SYS_statx, AT_FDCWD, "out/link", AT_SYMLINK_NOFOLLOW, 0x7ffu, sx) == 0 &&
+		   (*(uint16_t *)(sx + 28) & S_IFMT) == S_IFLNK &&
+		   syscall(SYS_statx, AT_FDCWD, "out/none", 0, 0x7ffu, sx) < 0 && errno == ENOENT,
+	   "statx: AT_SYMLINK_NOFOLLOW, and ENOENT");
 	fflush(stdout);
 	ok(unlink("out/link") == 0 && has_entry("out", "b.txt"), "unlink a symlink, not its target");
 	printf("1..%d\n", n);
