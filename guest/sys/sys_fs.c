@@ -618,6 +618,13 @@ static int stat_at(long dirfd, const char *upath, long flags, struct fs_stat *st
 	return r;
 }
 
+long sys_exists_at(long dirfd, const char *upath, long flags)
+{
+	struct fs_stat st;
+	int dev;
+	return stat_at(dirfd, upath, flags, &st, &dev);
+}
+
 long sys_fstatat(long dirfd, const char *upath, struct kstat *k, long flags)
 {
 	struct fs_stat st;

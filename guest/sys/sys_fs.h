@@ -27,6 +27,8 @@ struct file;
 struct fs_stat;
 int file_stat(struct file *f, struct fs_stat *st, int *dev); /* fstat's view of an open file; dev: st_dev */
 long sys_fstatat(long dirfd, const char *upath, struct kstat *k, long flags);
+/* Whether the path names something (fstatat's lookup, nothing written): 0 or -errno. */
+long sys_exists_at(long dirfd, const char *upath, long flags);
 struct statx_k;
 long sys_statx(long dirfd, const char *upath, long flags, unsigned mask, struct statx_k *x);
 long sys_faccessat(long dirfd, const char *upath, long amode, long flags);

@@ -188,6 +188,17 @@ static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t 
 	return 0;
 }
 
+/* The file an xattr call names (a path, followed or not, or an fd) exists:
+ * -ENODATA (it has no attribute), else the lookup's error. */
+static long xattr_target(long nr, long a1)
+{
+	if (nr == SYS_fgetxattr || nr == SYS_flistxattr || nr == SYS_fsetxattr || nr == SYS_fremovexattr)
+		return fd_get((int)a1) ? -ENODATA : -EBADF;
+	int follow = nr == SYS_getxattr || nr == SYS_listxattr || nr == SYS_setxattr || nr == SYS_removexattr;
+	long r = sys_exists_at(AT_FDCWD, (const char *)a1, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+	return r ? r : -ENODATA;
+}
+
 /* A directory fd argument of the *at calls is an int in Linux: what a
  * program passes through syscall(2) as an int (AT_FDCWD, -100) may arrive
  * with its upper half not sign-extended; it is cast here, as Linux's
@@ -216,6 +227,19 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_access: return sys_faccessat(AT_FDCWD, (const char *)a1, a2, 0);
 	case SYS_faccessat: return sys_faccessat((int)a1, (const char *)a2, a3, 0);
 	case SYS_faccessat2: return sys_faccessat((int)a1, (const char *)a2, a3, a4);
+	/* Extended attributes: none on any file (ls -l asks for ACLs; ENODATA
+	 * and an empty list are Linux's answers for a file without them), and
+	 * none can be set, as on a file system without xattr support. */
+	case SYS_getxattr: case SYS_lgetxattr: case SYS_fgetxattr: return xattr_target(nr, a1);
+	case SYS_listxattr: case SYS_llistxattr: case SYS_flistxattr: {
+		long r = xattr_target(nr, a1);
+		return r == -ENODATA ? 0 : r;
+	}
+	case SYS_setxattr: case SYS_lsetxattr: case SYS_fsetxattr: case SYS_removexattr: case SYS_lremovexattr:
+	case SYS_fremovexattr: {
+		long r = xattr_target(nr, a1);
+		return r == -ENODATA ? -EOPNOTSUPP : r;
+	}
 	case SYS_statx: return sys_statx((int)a1, (const char *)a2, a3, (unsigned)a4, (void *)a5);
 	case SYS_getdents64: return sys_getdents64(a1, (void *)a2, a3);
 	case SYS_mkdir: return sys_mkdirat(AT_FDCWD, (const char *)a1, a2);

@@ -4,10 +4,12 @@
 # PT_INTERP's interpreter above the program, AT_BASE says where): a program
 # built with Debian's musl-gcc against a shared library of its own, with
 # Debian's musl dynamic loader as its interpreter, all in the workdir, run
-# by the bundled Python's subprocess; then what an exec must refuse.
+# by the bundled Python's subprocess; then what an exec must refuse; then
+# Debian's own glibc programs (this host's /bin/ls, cat, dash and their
+# libraries, unmodified) through glibc's dynamic loader run as a program.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 7
+plan 10
 W=$TMP/w
 mkdir -p "$W"
 D=$ROOT/tests/progs/dynamic
@@ -80,4 +82,25 @@ is "$(echo "$got" | sed -n 4p)" "interp-is-dynamic ENOEXEC" "an interpreter that
 got=$("$HUSK" run -w "$W" "$W/dyn" 2>&1; echo "status $?")
 is "$got" "husk: $W/dyn: dynamically linked (has an interpreter); husk runs static executables
 status 125" "husk run of a dynamic program from the host: still one clear line, 125 (its interpreter is in no image yet)"
+# Debian's glibc programs, as the host has them, run by its ld.so
+# (--library-path: the libraries sit in the dataset, not at their paths).
+G=$TMP/glibc
+mkdir -p "$G/lib"
+cp /lib64/ld-linux-x86-64.so.2 "$G/ld.so"
+for b in /bin/ls /bin/cat /bin/dash; do
+	cp "$b" "$G/"
+	for l in $(ldd "$b" | awk '/=>/ { print $3 }'); do cp -n "$l" "$G/lib/"; done
+done
+printf 'a line of text\n' > "$G/text"
+glibc() { # PROGRAM ARGS...: its status, stdout and stderr in husk
+	"$HUSK" run -t 60 --ro deb="$G" python -c '
+import subprocess, sys
+r = subprocess.run(["/data/deb/ld.so", "--library-path", "/data/deb/lib"] + sys.argv[1:], capture_output=True, text=True)
+print(r.returncode, r.stdout + r.stderr, end="")' "$@" 2>&1
+}
+is "$(glibc /data/deb/ls -1a /data/deb)" "0 $(ls -1a "$G")" "Debian's ls (glibc) lists the dataset as the host's does"
+is "$(glibc /data/deb/ls -la /data/deb | grep -c 'not implemented')" "0" \
+	"ls -la: no call it makes fails (statx; its ACL look, lgetxattr, finds none: ENODATA)"
+is "$(glibc /data/deb/dash -c 'x=$(/data/deb/ld.so --library-path /data/deb/lib /data/deb/cat /data/deb/text); echo "$x" | while read w rest; do echo "$w|$rest"; done; exit 3')" \
+	"3 a|line of text" "Debian's dash runs a pipeline with Debian's cat (fork, exec through ld.so, pipes), exit 3"
 done_testing
