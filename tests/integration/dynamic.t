@@ -9,7 +9,7 @@
 # libraries, unmodified) through glibc's dynamic loader run as a program.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 10
+plan 11
 W=$TMP/w
 mkdir -p "$W"
 D=$ROOT/tests/progs/dynamic
@@ -103,4 +103,29 @@ is "$(glibc /data/deb/ls -la /data/deb | grep -c 'not implemented')" "0" \
 	"ls -la: no call it makes fails (statx; its ACL look, lgetxattr, finds none: ENODATA)"
 is "$(glibc /data/deb/dash -c 'x=$(/data/deb/ld.so --library-path /data/deb/lib /data/deb/cat /data/deb/text); echo "$x" | while read w rest; do echo "$w|$rest"; done; exit 3')" \
 	"3 a|line of text" "Debian's dash runs a pipeline with Debian's cat (fork, exec through ld.so, pipes), exit 3"
+# Debian's python3.11 (glibc, ET_EXEC at 0x400000) exec'd with its PT_INTERP
+# pointing at glibc's loader in a dataset: the program at its address, the
+# loader above it, the standard library from PYTHONHOME.
+P=$TMP/pydeb
+mkdir -p "$P/lib" "$P/home/lib"
+cp /lib64/ld-linux-x86-64.so.2 "$P/ld.so"
+for l in $(ldd /usr/bin/python3.11 | awk '/=>/ { print $3 }'); do cp -n "$l" "$P/lib/"; done
+(cd /usr/lib && tar cf - --exclude=test --exclude=dist-packages --exclude=idlelib --exclude=tkinter \
+	--exclude=lib2to3 --exclude=ensurepip --exclude=pydoc_data python3.11) | (cd "$P/home/lib" && tar xf -)
+python3 - /usr/bin/python3.11 "$P/python3" <<'EOS'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+old = b"/lib64/ld-linux-x86-64.so.2\0"
+i = b.find(old)
+b[i:i + len(old)] = b"/data/pydeb/ld.so\0".ljust(len(old), b"\0")
+open(sys.argv[2], "wb").write(b)
+EOS
+chmod +x "$P/python3"
+code='import sys, json, collections, re; print(sys.version.split()[0], json.dumps(collections.Counter(re.findall("[a-z]+", "a b a c b a")).most_common()))'
+got=$("$HUSK" run -t 60 --ro pydeb="$P" python -c '
+import subprocess, sys
+r = subprocess.run(["/data/pydeb/python3", "-c", sys.argv[1]], capture_output=True, text=True,
+                   env={"PYTHONHOME": "/data/pydeb/home", "LD_LIBRARY_PATH": "/data/pydeb/lib"})
+print(r.returncode, r.stdout + r.stderr, end="")' "$code" 2>&1)
+is "$got" "0 $(/usr/bin/python3.11 -c "$code")" "Debian's own python3.11 (glibc) runs in the guest as on the host"
 done_testing
