@@ -9,7 +9,7 @@
 # libraries, unmodified) through glibc's dynamic loader run as a program.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 11
+plan 12
 W=$TMP/w
 mkdir -p "$W"
 D=$ROOT/tests/progs/dynamic
@@ -128,4 +128,19 @@ r = subprocess.run(["/data/pydeb/python3", "-c", sys.argv[1]], capture_output=Tr
                    env={"PYTHONHOME": "/data/pydeb/home", "LD_LIBRARY_PATH": "/data/pydeb/lib"})
 print(r.returncode, r.stdout + r.stderr, end="")' "$code" 2>&1)
 is "$got" "0 $(/usr/bin/python3.11 -c "$code")" "Debian's own python3.11 (glibc) runs in the guest as on the host"
+
+# and Debian's numpy (python3-numpy: C extensions, BLAS and LAPACK as shared
+# libraries the loader finds, dlopen'd by the import)
+mkdir -p "$P/dist"
+cp -r /usr/lib/python3/dist-packages/numpy "$P/dist/"
+for so in $(find /usr/lib/python3/dist-packages/numpy -name '*.so'); do
+	for l in $(ldd "$so" | awk '/=>/ { print $3 }'); do cp -nL "$l" "$P/lib/"; done
+done
+code='import numpy as np; a = np.arange(12.).reshape(3, 4); print(np.__version__, a.sum(), (a @ a.T).trace(), np.linalg.det(np.array([[2., 1.], [1., 3.]])), np.linalg.solve([[3., 1.], [1., 2.]], [9., 8.]))'
+got=$("$HUSK" run -t 60 --ro pydeb="$P" python -c '
+import subprocess, sys
+r = subprocess.run(["/data/pydeb/python3", "-c", sys.argv[1]], capture_output=True, text=True,
+                   env={"PYTHONHOME": "/data/pydeb/home", "LD_LIBRARY_PATH": "/data/pydeb/lib", "PYTHONPATH": "/data/pydeb/dist"})
+print(r.returncode, r.stdout + r.stderr, end="")' "$code" 2>&1)
+is "$got" "0 $(/usr/bin/python3.11 -c "$code")" "Debian's numpy in Debian's python3.11 in the guest: linear algebra as on the host"
 done_testing
