@@ -195,6 +195,7 @@
 #define SYS_copy_file_range    326
 #define SYS_statx              332
 #define SYS_clone3             435
+#define SYS_close_range        436
 #define SYS_faccessat2         439
 #define SYS_epoll_pwait2       441
 #endif

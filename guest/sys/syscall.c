@@ -188,6 +188,23 @@ static long sys_prlimit(long pid, long resource, const uint64_t *want, uint64_t 
 	return 0;
 }
 
+/* close_range: the fds first..last closed, or marked close-on-exec
+ * (CLOSE_RANGE_CLOEXEC); CLOSE_RANGE_UNSHARE asks for a table of the
+ * caller's own, which a process has already (threads share theirs, as
+ * with Linux's CLONE_FILES, and then it is refused). */
+static long sys_close_range(unsigned first, unsigned last, unsigned flags)
+{
+	enum { UNSHARE = 2, CLOEXEC = 4 };
+	if ((flags & ~(unsigned)(UNSHARE | CLOEXEC)) || first > last)
+		return -EINVAL;
+	if ((flags & UNSHARE) && current->proc->threads > 1)
+		return -EINVAL;
+	for (unsigned fd = first; fd <= last && fd < MAX_FDS; fd++)
+		if (fd_get(fd))
+			(flags & CLOEXEC) ? fd_cloexec(fd, 1) : fd_close(fd);
+	return 0;
+}
+
 /* The file an xattr call names (a path, followed or not, or an fd) exists:
  * -ENODATA (it has no attribute), else the lookup's error. */
 static long xattr_target(long nr, long a1)
@@ -240,6 +257,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 		long r = xattr_target(nr, a1);
 		return r == -ENODATA ? -EOPNOTSUPP : r;
 	}
+	case SYS_close_range: return sys_close_range((unsigned)a1, (unsigned)a2, (unsigned)a3);
 	case SYS_statx: return sys_statx((int)a1, (const char *)a2, a3, (unsigned)a4, (void *)a5);
 	case SYS_getdents64: return sys_getdents64(a1, (void *)a2, a3);
 	case SYS_mkdir: return sys_mkdirat(AT_FDCWD, (const char *)a1, a2);

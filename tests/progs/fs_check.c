@@ -114,6 +114,13 @@ int main(void)
 		   (*(uint16_t *)(sx + 28) & S_IFMT) == S_IFLNK &&
 		   syscall(SYS_statx, AT_FDCWD, "out/none", 0, 0x7ffu, sx) < 0 && errno == ENOENT,
 	   "statx: AT_SYMLINK_NOFOLLOW, and ENOENT");
+	/* close_range: the fds from 20 up, closed; marked close-on-exec with its flag */
+	ok(dup2(1, 20) == 20 && dup2(1, 22) == 22 && syscall(SYS_close_range, 21u, ~0u, 4u /* CLOEXEC */) == 0 &&
+		   fcntl(22, F_GETFD) == FD_CLOEXEC && fcntl(20, F_GETFD) == 0 && syscall(SYS_close_range, 20u, ~0u, 0u) == 0 &&
+		   fcntl(20, F_GETFD) < 0 && errno == EBADF && fcntl(22, F_GETFD) < 0,
+	   "close_range closes a range of fds, or marks them close-on-exec");
+	errno = 0;
+	ok(syscall(SYS_close_range, 5u, 4u, 0u) < 0 && errno == EINVAL, "close_range: a range backwards is EINVAL");
 	fflush(stdout);
 	ok(unlink("out/link") == 0 && has_entry("out", "b.txt"), "unlink a symlink, not its target");
 	printf("1..%d\n", n);
