@@ -53,7 +53,14 @@ $(BUILD)/guest/loader/%.o: loader/%.c $(wildcard guest/include/*.h) $(HEADERS)
 	@$(CC) $(GUEST_CFLAGS) $(GUEST_LOADER_INC) -c $< -o $@
 $(BUILD)/guest/proc/exec.o: GUEST_CFLAGS += $(GUEST_LOADER_INC)
 
-GUEST_OBJ := $(BUILD)/guest/arch/entry.o $(patsubst guest/%.c,$(BUILD)/guest/%.o,$(GUEST_SRC)) \
+# /etc/services in the guest: Debian's netbase file (guest/fs/services.S).
+ETC_SERVICES ?= /etc/services
+$(BUILD)/guest/fs/services.o: guest/fs/services.S $(ETC_SERVICES)
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(CC) $(GUEST_CFLAGS) -DETC_SERVICES='"$(ETC_SERVICES)"' -c $< -o $@
+
+GUEST_OBJ := $(BUILD)/guest/arch/entry.o $(BUILD)/guest/fs/services.o $(patsubst guest/%.c,$(BUILD)/guest/%.o,$(GUEST_SRC)) \
 	$(BUILD)/guest/loader/elf_load.o $(patsubst %.c,$(BUILD)/guest/libfdt/%.o,$(LIBFDT_SRC))
 
 $(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/arch/kernel.ld

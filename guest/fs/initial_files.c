@@ -19,6 +19,8 @@ static int put_file(struct mount *m, const char *name, uint32_t mode, const void
 	return n < 0 ? (int)n : (size_t)n != len ? -EIO : 0;
 }
 
+extern const char etc_services[], etc_services_end[]; /* services.S: Debian's netbase file */
+
 int etc_populate(struct mount *m)
 {
 	static const struct { const char *name, *text; } files[] = {
@@ -35,7 +37,7 @@ int etc_populate(struct mount *m)
 		if (r)
 			return r;
 	}
-	return 0;
+	return put_file(m, "services", 0444, etc_services, (size_t)(etc_services_end - etc_services));
 }
 
 int scratch_populate(struct mount *m)

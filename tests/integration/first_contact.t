@@ -79,7 +79,7 @@ is "$("$HUSK" run python -c 'import getpass, pwd, grp; print(getpass.getuser(), 
 	"root /tmp root" "getpass.getuser(), pwd and grp know the run's user"
 is "$("$HUSK" run python -c 'import socket; print(socket.gethostname(), open("/etc/hosts").read().split()[:2])')" \
 	"husk ['127.0.0.1', 'localhost']" "/etc/hosts and the host name"
-is "$("$HUSK" run python -c 'import os; print(sorted(os.listdir("/etc")))')" "['group', 'hostname', 'hosts', 'passwd', 'resolv.conf']" "/etc has just these"
+is "$("$HUSK" run python -c 'import os; print(sorted(os.listdir("/etc")))')" "['group', 'hostname', 'hosts', 'passwd', 'resolv.conf', 'services']" "/etc has just these"
 "$HUSK" run python -c 'open("/etc/passwd", "a").write("x")' 2> /dev/null
 is "$?" 1 "/etc is read-only"
 is "$("$HUSK" run python -c 'import os; print(sorted(os.listdir("/")))')" "['bin', 'dev', 'etc', 'proc', 'tmp', 'usr', 'workdir']" "/ lists the mounts (/proc among them) and /bin (a link to usr/bin)"

@@ -10,7 +10,7 @@
 # option, nothing beyond the loopback, names other than localhost.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-CHECKS=26
+CHECKS=27
 plan $((CHECKS + 6))
 W=$TMP/w
 mkdir -p "$W"

@@ -295,3 +295,7 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 0, 200000)
 t = time.monotonic()
 r = err(lambda: s.recv(10))
 line("SO_RCVTIMEO", (r, 0.15 < time.monotonic() - t < 2))
+
+# 18. service names (/etc/services)
+line("service names", (socket.getservbyname("http"), socket.getservbyport(443, "tcp"),
+                       socket.getaddrinfo("127.0.0.1", "ssh", type=socket.SOCK_STREAM)[0][4]))
