@@ -81,13 +81,10 @@ static int one(struct list *l, const struct key *table, size_t nkeys, const char
 			return errmsg(err, n, "\"%s\" must be a string", key);
 		return push(l, opt, json_string_value(val));
 	case 'b':
-		if (!json_is_boolean(val))
-			return errmsg(err, n, "\"%s\" must be true or false", key);
-		return json_is_false(val) ? push(l, opt, NULL) : 0;
 	case 'B':
 		if (!json_is_boolean(val))
 			return errmsg(err, n, "\"%s\" must be true or false", key);
-		return json_is_true(val) ? push(l, opt, NULL) : 0;
+		return json_is_true(val) == (table[k].kind == 'B') ? push(l, opt, NULL) : 0;
 	case 'l': {
 		size_t i;
 		json_t *v;

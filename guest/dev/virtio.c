@@ -108,11 +108,8 @@ void virtq_kick(struct virtio_dev *d, struct virtq *q)
 
 int virtq_done(struct virtq *q, uint32_t *len)
 {
-	if (*(volatile uint16_t *)&q->used.idx == q->used_seen)
-		return 0;
-	*len = q->used.ring[q->used_seen % VQ_SIZE].len;
-	q->used_seen++;
-	return 1;
+	uint16_t head;
+	return virtq_take(q, &head, len);
 }
 
 uint32_t virtq_request(struct virtio_dev *d, struct virtq *q, const struct vbuf *b, int n)

@@ -88,23 +88,22 @@ static void unlink_conn(struct isock *s)
 static void gone(struct isock *s, int err)
 {
 	unlink_conn(s);
-	if (s->state == I_CONNECTING) {
+	if (s->state == I_CONNECTING)
 		s->state = I_CLOSED;
-		s->error = err;
-	} else {
+	else
 		s->reset = 1;
-		s->error = err;
-	}
+	s->error = err;
 }
 
 /* --- the receive ring ----------------------------------------------------------- */
 
 int rx_ready(struct isock *s)
 {
-	if (!s->rx && !(s->rx = kalloc(RX_MIN)))
+	if (s->rx)
+		return 0;
+	if (!(s->rx = kalloc(RX_MIN)))
 		return -ENOMEM;
-	if (!s->rx_size)
-		s->rx_size = RX_MIN;
+	s->rx_size = RX_MIN;
 	return 0;
 }
 
@@ -280,11 +279,9 @@ static long name_out(const struct isock *s, const struct inet_addr *a, void *uad
  * [::ffff:127.0.0.1]:53. */
 static int is_dns_server(const struct inet_addr *a)
 {
-	static const uint8_t v4[4] = { 127, 0, 0, 1 }, v6[16] = { [15] = 1 },
-			     mapped[16] = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 };
-	if (a->port != DNS_PORT)
-		return 0;
-	return a->family == AF_INET ? !memcmp(a->a, v4, 4) : !memcmp(a->a, v6, 16) || !memcmp(a->a, mapped, 16);
+	static const uint8_t v4[4] = { 127, 0, 0, 1 }, v6[16] = { [15] = 1 };
+	struct inet_addr v = inet_unmapped(a);
+	return a->port == DNS_PORT && (v.family == AF_INET ? !memcmp(v.a, v4, 4) : !memcmp(v.a, v6, 16));
 }
 
 /* --- the file ------------------------------------------------------------------ */
@@ -467,14 +464,6 @@ static long dgram_recv(struct file *f, char *buf, size_t len, long flags, struct
 	return (long)n;
 }
 
-/* A datagram socket's port, when it sends or connects before binding. */
-static void bind_any(struct isock *s)
-{
-	struct inet_addr any = { (uint16_t)s->family, 0, { 0 } };
-	if (!s->bound)
-		loopback_bind(s, &any);
-}
-
 static int is_localhost(const char *name)
 {
 	static const char l[] = "localhost";
@@ -537,7 +526,7 @@ static long dgram_send(struct file *f, const char *buf, size_t len, const struct
 		return -EDESTADDRREQ;
 	if (len > 65507)
 		return -EMSGSIZE;
-	bind_any(s);
+	loopback_bind_any(s); /* a datagram socket's port, when it sends before binding */
 	struct isock *d = is_loopback(to) ? loopback_find(SOCK_DGRAM, to) : 0;
 	if (d) { /* a datagram socket of the guest's own bound there */
 		struct inet_addr from = *to;
@@ -667,7 +656,7 @@ static long inet_connect(long fd, const void *addr, long len)
 	if (s->type == SOCK_DGRAM) {
 		s->peer = a; /* AF_UNSPEC: none */
 		if (a.family)
-			bind_any(s);
+			loopback_bind_any(s);
 		return 0;
 	}
 	if (!a.family)

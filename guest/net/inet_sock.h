@@ -65,9 +65,13 @@ void isock_free(struct isock *s);  /* everything a socket holds, and itself */
 
 /* loopback.c */
 int is_loopback(const struct inet_addr *a);
+/* a as an IPv4 address when it is one mapped into IPv6 (::ffff:a.b.c.d). */
+struct inet_addr inet_unmapped(const struct inet_addr *a);
 /* s bound to a (an address of the guest's: any or loopback, else
  * -EADDRNOTAVAIL; port 0: a free one; -EADDRINUSE). */
 long loopback_bind(struct isock *s, const struct inet_addr *a);
+/* s bound to its family's any address and a free port, unless bound already. */
+long loopback_bind_any(struct isock *s);
 long loopback_listen(struct isock *s, long backlog);
 /* The socket a connect (SOCK_STREAM: a listener) or a datagram (SOCK_DGRAM)
  * to `to` reaches, or NULL. */

@@ -23,8 +23,7 @@ static uint16_t next_ephemeral = EPHEMERAL_LO;
 
 static const uint8_t mapped_prefix[12] = { [10] = 0xff, [11] = 0xff };
 
-/* a as an IPv4 address when it is one mapped into IPv6. */
-static struct inet_addr plain(const struct inet_addr *a)
+struct inet_addr inet_unmapped(const struct inet_addr *a)
 {
 	struct inet_addr v = *a;
 	if (a->family == AF_INET6 && !memcmp(a->a, mapped_prefix, 12)) {
@@ -44,7 +43,7 @@ static int is_any(const struct inet_addr *a)
 int is_loopback(const struct inet_addr *a)
 {
 	static const uint8_t v6[16] = { [15] = 1 };
-	struct inet_addr v = plain(a);
+	struct inet_addr v = inet_unmapped(a);
 	return v.family == AF_INET ? v.a[0] == 127 : !memcmp(v.a, v6, 16);
 }
 
@@ -53,7 +52,7 @@ int is_loopback(const struct inet_addr *a)
  * IPv4, unless IPV6_V6ONLY). */
 static int covers(const struct isock *s, const struct inet_addr *to)
 {
-	struct inet_addr at = plain(&s->local), t = plain(to);
+	struct inet_addr at = inet_unmapped(&s->local), t = inet_unmapped(to);
 	if (is_any(&at))
 		return at.family == t.family || (s->family == AF_INET6 && !opt_int(s, 41, 26 /* IPV6_V6ONLY */));
 	return at.family == t.family && !memcmp(at.a, t.a, 16);
@@ -64,7 +63,7 @@ static int covers(const struct isock *s, const struct inet_addr *to)
  * takes IPv4 too). */
 static int overlap(const struct isock *s, const struct inet_addr *a, const struct isock *o)
 {
-	struct inet_addr x = plain(a), y = plain(&o->local);
+	struct inet_addr x = inet_unmapped(a), y = inet_unmapped(&o->local);
 	if (x.family == y.family)
 		return is_any(&x) || is_any(&y) || !memcmp(x.a, y.a, 16);
 	const struct isock *six = x.family == AF_INET6 ? s : o;
@@ -123,16 +122,19 @@ static void unbind(struct isock *s)
 	s->bound = 0;
 }
 
+long loopback_bind_any(struct isock *s)
+{
+	struct inet_addr any = { (uint16_t)s->family, 0, { 0 } };
+	return s->bound ? 0 : loopback_bind(s, &any);
+}
+
 long loopback_listen(struct isock *s, long backlog)
 {
 	if (s->state != I_NEW)
 		return -EINVAL;
-	if (!s->bound) {
-		struct inet_addr any = { (uint16_t)s->family, 0, { 0 } };
-		long r = loopback_bind(s, &any);
-		if (r)
-			return r;
-	}
+	long r = loopback_bind_any(s);
+	if (r)
+		return r;
 	if (!s->listening) { /* a second listen only changes the backlog */
 		for (struct isock *o = bound; o; o = o->next_bound)
 			if (o != s && o->listening && o->type == s->type && clash(s, o, &s->local))

@@ -386,36 +386,28 @@ static int probe(const struct elf_limits *lim, const uint8_t *file, size_t size,
 	return probe_reached;
 }
 
-/* 0, -ENOEXEC, or -ENOMEM for a program too big for this VM's memory. */
-static int elf_check_file(const uint8_t *file, size_t size, struct elf_limits lim)
+/* 0, -ENOEXEC, or -ENOMEM for a program too big for this VM's memory;
+ * *img: what the check found (PT_INTERP's path). */
+static int elf_check_file(const uint8_t *file, size_t size, struct elf_limits lim, struct elf_image *img)
 {
-	struct elf_image img;
-	if (probe(&lim, file, size, &img))
+	if (probe(&lim, file, size, img))
 		return 0;
 	lim.max = UINT64_MAX;
-	return probe(&lim, file, size, &img) ? -ENOMEM : -ENOEXEC;
+	return probe(&lim, file, size, img) ? -ENOMEM : -ENOEXEC;
 }
 
-static int elf_check(const struct exec *x)
+/* A dynamic program's interpreter (img: the program's check), found and
+ * read into x->interp and checked: 0 also when there is none; an
+ * interpreter that is missing is the exec's ENOENT, as Linux's. */
+static int find_interp(struct exec *x, const struct elf_image *img)
 {
-	return elf_check_file(x->file, x->file_size, limits());
-}
-
-/* A dynamic program's interpreter (PT_INTERP), found and read into
- * x->interp and checked: 0 also when there is none; an interpreter that
- * is missing is the exec's ENOENT, as Linux's. */
-static int find_interp(struct exec *x)
-{
-	struct elf_image img;
-	struct elf_limits lim = limits();
-	probe(&lim, x->file, x->file_size, &img);
-	if (!img.interp_len)
+	if (!img->interp_len)
 		return 0;
 	struct node *n = kalloc(sizeof *n);
 	if (!n)
 		return -ENOMEM;
 	struct fs_stat st;
-	int r = exec_lookup_at(AT_FDCWD, (const char *)x->file + img.interp_off, 1, n);
+	int r = exec_lookup_at(AT_FDCWD, (const char *)x->file + img->interp_off, 1, n);
 	if (!r && n->kind != NODE_FS)
 		r = -EACCES;
 	if (!r)
@@ -425,8 +417,9 @@ static int find_interp(struct exec *x)
 	if (!r)
 		r = (int)read_whole(n->m, n->ino, st.size, &x->interp, &x->interp_size, &x->interp_alloc);
 	kfree(n, sizeof *n);
+	struct elf_image interp;
 	if (!r) /* somewhere above any program: where exactly is decided at the load */
-		r = elf_check_file(x->interp, x->interp_size, interp_limits(HUSK_PROGRAM_MIN));
+		r = elf_check_file(x->interp, x->interp_size, interp_limits(HUSK_PROGRAM_MIN), &interp);
 	return r;
 }
 
@@ -458,11 +451,12 @@ static long find_program(struct exec *x)
 			return -ENOEXEC;
 		break;
 	}
+	struct elf_image img;
 	long r = read_whole(x->m, x->ino, x->size, &x->file, &x->file_size, &x->file_alloc);
 	if (!r)
-		r = elf_check(x);
+		r = elf_check_file(x->file, x->file_size, limits(), &img);
 	if (!r)
-		r = find_interp(x);
+		r = find_interp(x, &img);
 	return r;
 }
 
