@@ -20,6 +20,7 @@
 #include "boot_fdt.h"
 #include "sandbox/confine.h"
 #include "disks/disks.h"
+#include "debian/debian.h"
 #include "elf_load.h"
 #include "errmsg.h"
 #include "exit_codes.h"
@@ -134,7 +135,7 @@ static void add_disks(struct session *s)
 	const struct options *o = s->o;
 	struct disks *ds = &s->disks;
 	ds->workdir = ds->workdir_fd = -1;
-	if (s->system_disk && disks_add_system(ds, s->system_disk, err, sizeof err))
+	if (s->system_disk && disks_add_system(ds, s->system_disk, o->image ? "/" : "/usr", err, sizeof err))
 		die(EXIT_INTERNAL, "image %s: %s", o->program, err);
 	for (int i = 0; i < o->nro; i++)
 		if (disks_add_ro(ds, o->ro[i], err, sizeof err))
@@ -161,6 +162,14 @@ static void start_network(struct session *s)
 	net_config_free(&c);
 }
 
+/* The interpreter a Debian image's command is, for its script argument
+ * (script.h): python3.11 is "python", lua5.4 "lua"; NULL: none we know. */
+static const char *interpreter_of(const char *command)
+{
+	const char *slash = strrchr(command, '/'), *base = slash ? slash + 1 : command;
+	return !strncmp(base, "python", 6) ? "python" : !strncmp(base, "lua", 3) ? "lua" : NULL;
+}
+
 /* The host side, before the VM exists: the program, the disks, the
  * audit file, the write-back helper (which must never hold guest memory),
  * the network broker, the VMM's namespaces (from here on husk may be the
@@ -171,7 +180,15 @@ static void prepare(struct session *s)
 	struct options *o = s->o;
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	s->script.fd = -1;
-	if (!o->selftest) {
+	if (o->image) {
+		char *env_base;
+		if (debian_image_find(o->image, &s->system_disk, &env_base, err, sizeof err))
+			die(EXIT_USAGE, "%s", err);
+		image_env(env_base, o);
+		free(env_base);
+		if (script_find(interpreter_of(o->program), o, &s->script, err, sizeof err))
+			die(EXIT_USAGE, "%s", err);
+	} else if (!o->selftest) {
 		s->path = resolve_program(o->program, &s->system_disk);
 		s->prog = map_file(s->path, &s->prog_size);
 		if (s->system_disk)
@@ -209,8 +226,9 @@ static uint64_t load_kernel(struct session *s)
 	return kernel.entry;
 }
 
-/* The program, unmapped once copied.  The self-test has none: its image
- * ends where a program's would start. */
+/* The program, unmapped once copied.  The self-test has none, nor has a
+ * Debian image's run (the guest kernel execs its command from the root):
+ * the image ends where a program's would start, and the entry is 0. */
 static struct elf_image load_program(struct session *s)
 {
 	struct elf_image image = { 0 };
@@ -457,6 +475,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "policy"))
 		return policy_show(argc, argv);
+	if (!strcmp(argv[1], "image"))
+		return debian_image_command(argc, argv);
 	if (!strcmp(argv[1], "images"))
 		return images_command(argc, argv);
 	if (!strcmp(argv[1], "writeback")) {

@@ -17,13 +17,19 @@
 void options_help(void)
 {
 	printf("Usage: husk run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	       "       husk run --image NAME [OPTIONS] [--] COMMAND [ARGS...]\n"
 	       "       husk images                  list the images, their aliases and versions\n"
+	       "       husk image build NAME PACKAGE...  a Debian image from Debian packages\n"
+	       "       husk image ls | rm NAME...   the Debian images built\n"
 	       "       husk policy show [OPTIONS]   print the effective policy as JSON\n"
 	       "       husk writeback IMAGE DIR     retry a workdir write-back that could not complete\n"
 	       "Run PROGRAM in a fresh hardware-isolated microVM and exit with its status.\n"
 	       "PROGRAM is an image name or alias (python3, lua; see husk images) or the path of\n"
 	       "a static x86-64 ELF executable.  `husk run python FILE.py` runs a host script:\n"
 	       "without -w it is copied into /workdir, a scratch directory in guest RAM.\n"
+	       "With --image NAME the guest's root file system is that Debian image (husk image\n"
+	       "build) and COMMAND is looked up in it along PATH: Debian's own programs run\n"
+	       "unmodified (python3, bash, ...).\n"
 	       "\n"
 	       "Options:\n"
 	       "  -m, --memory SIZE     guest memory, e.g. 256M or 1G (default 256M; %lluM to %lluG)\n"
@@ -179,6 +185,7 @@ static const struct option longopts[] = {
 	{ "net-max-bytes", required_argument, 0, 'b' },
 	{ "net-max-rate", required_argument, 0, 'r' },
 	{ "net-max-resolves", required_argument, 0, 'q' },
+	{ "image", required_argument, 0, 'i' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, 'V' },
 	{ 0, 0, 0, 0 },
@@ -251,6 +258,7 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 		case 'b': t->net_max_bytes = parse_bytes("net-max-bytes limit", optarg, 1, 1ull << 50); break;
 		case 'r': t->net_max_rate = parse_bytes("net-max-rate limit", optarg, 1, 1ull << 40); break;
 		case 'q': t->net_max_resolves = parse_count("net-max-resolves limit", optarg, 0, UINT32_MAX); break;
+		case 'i': t->image = optarg; break;
 		case 'h': options_help(); exit(0);
 		case 'V': printf("husk %s\n", HUSK_VERSION); exit(0);
 		case ':': usage_error("option '%s' needs a value", argv[optind - 1]);

@@ -35,6 +35,7 @@ struct options {
 	int net_loopback;   /* --net-loopback: AF_INET sockets between the guest's own processes only */
 	uint32_t net_max_open, net_max_connects, net_max_denials, net_max_resolves;
 	uint64_t net_max_bytes, net_max_rate;  /* 0: no limit */
+	const char *image;  /* --image NAME: a Debian image (husk image build) as the guest's root; program is a command in it */
 	const char *program;
 	char **args; /* argv of the program, args[0] = program as given */
 	int nargs;

@@ -8,6 +8,7 @@
 #include "kernel.h"
 #include "linux_abi.h"
 #include "fs/vfs.h"
+#include "husk/etc_files.h"
 
 static int put_file(struct mount *m, const char *name, uint32_t mode, const void *data, size_t len)
 {
@@ -24,13 +25,12 @@ extern const char etc_services[], etc_services_end[]; /* services.S: Debian's ne
 int etc_populate(struct mount *m)
 {
 	static const struct { const char *name, *text; } files[] = {
-		{ "passwd", "root:x:0:0:root:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n" },
-		{ "group", "root:x:0:\nnogroup:x:65534:\n" },
-		{ "hosts", "127.0.0.1\tlocalhost\n127.0.1.1\thusk\n::1\tlocalhost ip6-localhost ip6-loopback\n" },
-		{ "hostname", "husk\n" },
-		/* the guest kernel's own DNS server (net/inet.c): musl asks it without
-		 * this file too, glibc reads it */
-		{ "resolv.conf", "nameserver 127.0.0.1\n" },
+		{ "passwd", HUSK_ETC_PASSWD },
+		{ "group", HUSK_ETC_GROUP },
+		{ "hosts", HUSK_ETC_HOSTS },
+		{ "hostname", HUSK_ETC_HOSTNAME },
+		/* musl asks the guest kernel's DNS server without this file too, glibc reads it */
+		{ "resolv.conf", HUSK_ETC_RESOLV_CONF },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		int r = put_file(m, files[i].name, 0444, files[i].text, strlen(files[i].text));

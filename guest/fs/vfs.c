@@ -15,10 +15,14 @@ static const char *const dev_names[DEV_COUNT] = { "null", "zero", "urandom" };
 
 static struct mount *scratch; /* /workdir in RAM, when there is no workdir disk */
 
+static struct mount *root; /* an image's root file system (a Debian image), or none: "/" is synthetic */
+
+/* The root mount's path is "/" with length 0: a prefix of every path. */
 static struct mount *add_mount(const char *path, const struct fs_ops *ops, int read_only, uintptr_t mmio)
 {
 	struct mount *m = &mounts[nmounts];
-	*m = (struct mount){ path, strlen(path), ops, 0, read_only, mmio, 0, nmounts + 1, 0 };
+	size_t len = strcmp(path, "/") ? strlen(path) : 0;
+	*m = (struct mount){ path, len, ops, 0, read_only, mmio, 0, nmounts + 1, 0 };
 	nmounts++;
 	return m;
 }
@@ -28,12 +32,15 @@ void vfs_init(void)
 	int workdir_disk = 0;
 	for (int i = 0; i < boot.ndisks; i++) {
 		struct disk_info *d = &boot.disk[i];
-		add_mount(d->mount, &ext2_fs_ops, d->read_only, d->mmio);
+		struct mount *m = add_mount(d->mount, &ext2_fs_ops, d->read_only, d->mmio);
 		workdir_disk |= !strcmp(d->mount, "/workdir");
+		if (!m->len)
+			root = m;
 	}
 	add_mount("/tmp", &tmpfs_ops, 0, 0);
 	add_mount("/dev/shm", &tmpfs_ops, 0, 0); /* POSIX shared memory and semaphores (sem_open) */
-	add_mount("/etc", &tmpfs_ops, 1, 0)->populate = etc_populate;
+	if (!root) /* an image's root has its own /etc, made for a run (vmm/debian_image.c) */
+		add_mount("/etc", &tmpfs_ops, 1, 0)->populate = etc_populate;
 	if (!workdir_disk) {
 		scratch = add_mount("/workdir", &tmpfs_ops, 0, 0);
 		scratch->populate = scratch_populate;
@@ -72,13 +79,19 @@ int vfs_mount_fs(struct mount *m)
 	return r;
 }
 
-/* The mount whose path is path or a prefix of it at a '/', longest first. */
+static int is_dev_path(const char *path, size_t len)
+{
+	return len >= 4 && !memcmp(path, "/dev", 4) && (len == 4 || path[4] == '/');
+}
+
+/* The mount whose path is path or a prefix of it at a '/', longest first.
+ * /dev and its devices are the kernel's own, above any root file system. */
 static struct mount *mount_of(const char *path, size_t len)
 {
-	struct mount *best = 0;
+	struct mount *best = is_dev_path(path, len) ? 0 : root;
 	for (int i = 0; i < nmounts; i++) {
 		struct mount *m = &mounts[i];
-		if (m->len <= len && !memcmp(m->path, path, m->len) && (len == m->len || path[m->len] == '/') &&
+		if (m->len && m->len <= len && !memcmp(m->path, path, m->len) && (len == m->len || path[m->len] == '/') &&
 		    (!best || m->len > best->len))
 			best = m;
 	}
@@ -198,7 +211,7 @@ static int walk(const char *base, const char *path, int flags, struct node *out)
 			last--;
 		out->name = last, out->name_len = cur + len - last;
 		out->m = 0, out->ino = out->dir = 0;
-		if (len >= 4 && !memcmp(cur, "/bin", 4) && (len == 4 || cur[4] == '/')) {
+		if (!root && len >= 4 && !memcmp(cur, "/bin", 4) && (len == 4 || cur[4] == '/')) {
 			if (len == 4 && !(flags & LOOKUP_FOLLOW)) {
 				out->kind = NODE_FS, out->m = &bin_link, out->ino = BIN_INO;
 				return 0;
@@ -225,7 +238,7 @@ static int walk(const char *base, const char *path, int flags, struct node *out)
 		out->kind = NODE_FS;
 		out->m = m;
 		uint32_t ino = m->ops->root, dir = 0;
-		const char *p = cur + m->len;
+		const char *p = cur + m->len + (!m->len && len == 1); /* the root's "/" itself: no name to look up */
 		int restarted = 0;
 		while (*p == '/') {
 			const char *name = ++p, *e = p;
@@ -247,7 +260,7 @@ static int walk(const char *base, const char *path, int flags, struct node *out)
 					return (int)n;
 				target[n] = 0;
 				/* base: the directory holding the link */
-				size_t dl = name - 1 - cur; /* never 0: mounts are below "/" */
+				size_t dl = name - 1 - cur; /* 0 in the root: vfs_normalize("", ...) is "/..." */
 				char dirpath[PATH_MAX];
 				memcpy(dirpath, cur, dl);
 				dirpath[dl] = 0;

@@ -2,11 +2,15 @@
 /* Starts the program: its initial stack as Linux lays it out (argc, argv,
  * envp, auxv, then the strings) at the top of RAM, and a jump to its entry.
  * execve (exec.c) builds an exec'd program's stack the same way. */
+#include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include "kernel.h"
 #include "linux_abi.h"
+#include "fs/vfs.h"
 #include "mm/mm.h"
 #include "proc/exec.h"
+#include "proc/process.h"
 #include "proc/sched.h"
 
 #define NAUXV 18 /* the entries stack_build puts in auxv, AT_NULL's included */
@@ -76,8 +80,85 @@ uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct st
 	return table;
 }
 
+/* A NUL-separated list's strings below *sp, and below them its pointer
+ * array (NULL-terminated, 16-aligned), where *sp ends. */
+static char **push_list(uintptr_t *sp, const struct strlist *l)
+{
+	uint64_t *ptrs = (uint64_t *)((*sp - l->len - (l->n + 1) * 8) & ~15ul);
+	push_strings(sp, l, ptrs);
+	ptrs[l->n] = 0;
+	*sp = (uintptr_t)ptrs;
+	return (char **)ptrs;
+}
+
+/* PATH's value in the program's environment ("" when unset). */
+static const char *env_path(void)
+{
+	for (size_t off = 0; off < (size_t)boot.envp_len; off += strlen(boot.envp + off) + 1)
+		if (!strncmp(boot.envp + off, "PATH=", 5))
+			return boot.envp + off + 5;
+	return "";
+}
+
+/* The first program of an image with a root file system (a Debian image):
+ * the VMM loaded nothing, argv[0] is looked up here as execvp does (a name
+ * without '/' along PATH) and exec'd, so its PT_INTERP and "#!" resolve in
+ * the image.  Its argv, envp and the path tried are laid out on the boot
+ * stack, as a program's would be for execve.  A name found nowhere ends the
+ * run with 127 and one line on stderr, one found but not runnable with 126,
+ * as a shell.  Runs on the first task's kernel stack. */
+static void exec_first(void)
+{
+	struct strlist argv = { boot.argv, boot.argv_len, boot.argc }, envp = { boot.envp, boot.envp_len, boot.envc };
+	struct node *n = kalloc(sizeof *n);
+	if (n) { /* the scratch /workdir takes the script now: the boot address space, where it is, goes at the exec */
+		vfs_lookup("/", "/workdir", LOOKUP_FOLLOW, n);
+		kfree(n, sizeof *n);
+	}
+	uintptr_t sp = mem_stack_top() - PATH_MAX;
+	char *path = (char *)sp;
+	char **uargv = push_list(&sp, &argv), **uenvp = push_list(&sp, &envp);
+	const char *name = boot.argv, *dirs = strchr(name, '/') ? "" : env_path();
+	size_t nl = strlen(name);
+	long r = -ENOENT;
+	int denied = 0;
+	if (strchr(name, '/')) {
+		r = nl < PATH_MAX ? sys_execve(memcpy(path, name, nl + 1), uargv, uenvp) : -ENAMETOOLONG;
+	} else {
+		for (const char *d = dirs;; d++) {
+			const char *colon = strchr(d, ':');
+			size_t dl = colon ? (size_t)(colon - d) : strlen(d);
+			if (dl + 1 + nl < PATH_MAX && nl) {
+				memcpy(path, d, dl); /* an empty entry is the working directory, as execvp's */
+				path[dl] = '/';
+				memcpy(path + dl + !!dl, name, nl + 1);
+				r = sys_execve(path, uargv, uenvp);
+				denied |= r == -EACCES;
+				if (r != -ENOENT && r != -ENOTDIR && r != -EACCES)
+					break;
+			}
+			d += dl;
+			if (!*d)
+				break;
+		}
+		if (denied && (r == -ENOENT || r == -ENOTDIR))
+			r = -EACCES;
+	}
+	char msg[PATH_MAX + 128]; /* name is shorter than PATH_MAX */
+	int len;
+	if (r == -ENOENT || r == -ENOTDIR)
+		len = ksnprintf(msg, sizeof msg, "husk: %s: %s\n", name,
+				strchr(name, '/') ? "no such file in the image" : "command not found in the image's PATH");
+	else
+		len = ksnprintf(msg, sizeof msg, "husk: %s: cannot run it (error %ld)\n", name, -r);
+	console_write(2, msg, len < (int)sizeof msg ? (size_t)len : sizeof msg - 1);
+	process_exit((r == -ENOENT || r == -ENOTDIR ? 127 : 126) << 8); /* a wait status */
+}
+
 _Noreturn void program_start(void)
 {
+	if (!boot.entry) /* on the first task's kernel stack: the boot stack is too small for an exec */
+		run_on_stack(kstack_top, exec_first);
 	struct strlist argv = { boot.argv, boot.argv_len, boot.argc }, envp = { boot.envp, boot.envp_len, boot.envc };
 	uintptr_t sp = stack_build(mem_stack_top(), &argv, &envp, 0, boot.entry, boot.phdr, boot.phnum, 0);
 	enter_program(boot.entry, sp);

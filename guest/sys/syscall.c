@@ -216,10 +216,10 @@ static long xattr_target(long nr, long a1)
 	return r ? r : -ENODATA;
 }
 
-/* A directory fd argument of the *at calls is an int in Linux: what a
- * program passes through syscall(2) as an int (AT_FDCWD, -100) may arrive
- * with its upper half not sign-extended; it is cast here, as Linux's
- * prototypes do. */
+/* A directory fd argument of the *at calls, and a pid_t, are ints in
+ * Linux: what a program passes as an int (AT_FDCWD, -100; wait4's -1, as
+ * glibc passes it) may arrive with its upper half not sign-extended; it is
+ * cast here, as Linux's prototypes do. */
 static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	switch (nr) {
@@ -287,9 +287,9 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_chown: case SYS_lchown: return sys_chown(AT_FDCWD, (const char *)a1, a2, a3, nr == SYS_chown);
 	case SYS_fchownat: return sys_chown((int)a1, (const char *)a2, a3, a4, !(a5 & AT_SYMLINK_NOFOLLOW));
 	case SYS_fchown: return sys_fchown(a1, a2, a3);
-	case SYS_kill: return sys_kill(a1, a2);
-	case SYS_tkill: return sys_tkill(a1, a2);
-	case SYS_tgkill: return sys_tgkill(a1, a2, a3);
+	case SYS_kill: return sys_kill((int)a1, (int)a2);
+	case SYS_tkill: return sys_tkill((int)a1, (int)a2);
+	case SYS_tgkill: return sys_tgkill((int)a1, (int)a2, (int)a3);
 	case SYS_socket: return sys_socket(a1, a2, a3);
 	case SYS_bind: return sys_bind(a1, (const void *)a2, a3);
 	case SYS_connect: return sys_connect(a1, (const void *)a2, a3);
@@ -355,23 +355,23 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_futex: return sys_futex((uint32_t *)a1, a2, a3, (const void *)a4, (uint32_t *)a5, a6);
 	case SYS_getrlimit: return sys_prlimit(0, a1, 0, (uint64_t *)a2);
 	case SYS_setrlimit: return sys_prlimit(0, a1, (const uint64_t *)a2, 0);
-	case SYS_prlimit64: return sys_prlimit(a1, a2, (const uint64_t *)a3, (uint64_t *)a4);
+	case SYS_prlimit64: return sys_prlimit((int)a1, a2, (const uint64_t *)a3, (uint64_t *)a4);
 	case SYS_getppid: return sys_getppid();
 	case SYS_getpgrp: return sys_getpgid(0);
-	case SYS_getpgid: return sys_getpgid(a1);
-	case SYS_getsid: return sys_getsid(a1);
-	case SYS_setpgid: return sys_setpgid(a1, a2);
+	case SYS_getpgid: return sys_getpgid((int)a1);
+	case SYS_getsid: return sys_getsid((int)a1);
+	case SYS_setpgid: return sys_setpgid((int)a1, (int)a2);
 	case SYS_setsid: return sys_setsid();
 	case SYS_fork: return sys_fork();
 	case SYS_execve: return sys_execve((const char *)a1, (char *const *)a2, (char *const *)a3);
 	case SYS_execveat: return sys_execveat((int)a1, (const char *)a2, (char *const *)a3, (char *const *)a4, a5);
 	case SYS_vfork: return sys_vfork();
-	case SYS_wait4: return sys_wait4(a1, (int *)a2, a3, (void *)a4);
+	case SYS_wait4: return sys_wait4((int)a1, (int *)a2, a3, (void *)a4);
 	case SYS_waitid: return sys_waitid(a1, a2, (void *)a3, a4, (void *)a5);
 	case SYS_sysinfo: return sys_sysinfo((void *)a1);
 	case SYS_times: return sys_times((void *)a1);
 	case SYS_getrusage: return sys_getrusage(a1, (void *)a2);
-	case SYS_sched_getaffinity: return sys_sched_getaffinity(a1, a2, (void *)a3);
+	case SYS_sched_getaffinity: return sys_sched_getaffinity((int)a1, a2, (void *)a3);
 	case SYS_sched_yield: sched_yield(); return 0;
 	case SYS_memfd_create: return sys_memfd_create((const char *)a1, a2);
 	case SYS_copy_file_range: return sys_copy_file_range(a1, (int64_t *)a2, a3, (int64_t *)a4, a5, a6);
@@ -395,7 +395,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_rt_sigpending: return sys_rt_sigpending((uint64_t *)a1, a2);
 	case SYS_rt_sigsuspend: return sys_rt_sigsuspend((uint64_t *)a1, a2);
 	case SYS_rt_sigtimedwait: return sys_rt_sigtimedwait((uint64_t *)a1, (void *)a2, (void *)a3, a4);
-	case SYS_rt_sigqueueinfo: return sys_rt_sigqueueinfo(a1, a2, (void *)a3);
+	case SYS_rt_sigqueueinfo: return sys_rt_sigqueueinfo((int)a1, (int)a2, (void *)a3);
 	case SYS_pause: return sys_pause();
 	case SYS_setitimer: return sys_setitimer(a1, (const long *)a2, (long *)a3);
 	case SYS_getitimer: return sys_getitimer(a1, (long *)a2);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cache.h"
 #include "disks/copyin.h"
 #include "errmsg.h"
 #include "disks/disks.h"
@@ -85,9 +86,7 @@ static int reopen_ro(int fd)
 
 #define KEY_FORMAT "husk ro image 2" /* changes with what copyin_build makes */
 
-/* The image's size for a tree of `bytes` in `entries` names: room for its
- * metadata, and an eighth more. */
-static uint64_t ro_image_bytes(uint64_t bytes, uint64_t entries)
+uint64_t disks_ro_image_bytes(uint64_t bytes, uint64_t entries)
 {
 	uint64_t b = bytes + entries * 4096 + (16ull << 20);
 	return (b + b / 8) & ~4095ull;
@@ -117,17 +116,6 @@ static void tree_key(int dirfd, const struct copyin_record *rec, char hex[2 * SH
 	sha256_digest(&c, sizeof d, d);
 	for (size_t i = 0; i < sizeof d; i++)
 		snprintf(hex + 2 * i, 3, "%02x", d[i]);
-}
-
-static int open_cache(char *path, size_t len, char *err, size_t n)
-{
-	const char *env = getenv("HUSK_CACHE");
-	snprintf(path, len, "%s", env && *env ? env : "/var/cache/husk");
-	char why[PATH_MAX + 100];
-	int fd = copyin_own_dir(path, 0700, why, sizeof why);
-	if (fd < 0)
-		errmsg(err, n, "dataset cache: %s (set HUSK_CACHE to a directory of your own)", why);
-	return fd;
 }
 
 /* A cached image, if a sound one is there: a regular file of the user's,
@@ -228,7 +216,7 @@ static int cached_image(struct disk *d, int dirfd, const char *path, char *err, 
 		return errmsg(err, n, "--ro %s: %s", path, why);
 	tree_key(dirfd, &rec, key);
 	copyin_record_free(&rec);
-	int cache = open_cache(dir, sizeof dir, err, n);
+	int cache = cache_open(NULL, dir, sizeof dir, err, n);
 	if (cache < 0)
 		return -1;
 	snprintf(name, sizeof name, "ro-%s.img", key);
@@ -236,7 +224,7 @@ static int cached_image(struct disk *d, int dirfd, const char *path, char *err, 
 		close(cache);
 		return errmsg(err, n, "dataset cache: %s: path too long", dir);
 	}
-	uint64_t size = ro_image_bytes(bytes, entries);
+	uint64_t size = disks_ro_image_bytes(bytes, entries);
 	int fd = open_cached(cache, name, size);
 	int r = fd >= 0 ? adopt(d, fd, 1, err, n)
 			: build_cached(d, cache, name, dirfd, path, size, entries + 64, key, err, n);
@@ -337,12 +325,12 @@ int disks_add_ro(struct disks *ds, const char *spec, char *err, size_t n)
 	return 0;
 }
 
-int disks_add_system(struct disks *ds, const char *image, char *err, size_t n)
+int disks_add_system(struct disks *ds, const char *image, const char *mount, char *err, size_t n)
 {
 	struct disk *d = next_disk(ds, err, n);
 	if (!d)
 		return -1;
-	snprintf(d->mount, sizeof d->mount, "/usr");
+	snprintf(d->mount, sizeof d->mount, "%s", mount);
 	snprintf(d->image, sizeof d->image, "%s", image);
 	int fd = open(image, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -30,8 +30,12 @@ struct disks {
 
 /* Each returns 0, or -1 with a one-line reason in err (a user error). */
 int disks_add_ro(struct disks *ds, const char *spec, char *err, size_t errlen);     /* NAME=PATH */
-int disks_add_system(struct disks *ds, const char *image, char *err, size_t errlen);
+/* An image's system disk, mounted at mount ("/usr"; "/" for a Debian image's root). */
+int disks_add_system(struct disks *ds, const char *image, const char *mount, char *err, size_t errlen);
 int disks_add_workdir(struct disks *ds, const char *dir, uint64_t size, char *err, size_t errlen);
+/* The size of a read-only image for a tree of `bytes` (copyin_measure's)
+ * in `entries` names: room for its metadata, and an eighth more. */
+uint64_t disks_ro_image_bytes(uint64_t bytes, uint64_t entries);
 /* Closes the images and the workdir, frees its record, and deletes husk's
  * temporary images. */
 void disks_release(struct disks *ds);
