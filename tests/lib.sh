@@ -44,4 +44,16 @@ same_lines() {
 		is "$(sed -n "${i_}p" "$2")" "$want_" "as natively: ${want_%%:*}"
 	done
 }
+# debian_image NAME PACKAGE...: the Debian image NAME in build/test-cache
+# (HUSK_CACHE, exported), built unless it is there and up to date; bails out
+# when it cannot be built.
+debian_image() {
+	export HUSK_CACHE=$ROOT/build/test-cache
+	mkdir -p "$HUSK_CACHE" && chmod 700 "$HUSK_CACHE"
+	if ! "$HUSK" image build "$@" >"$TMP/image-build" 2>&1; then
+		sed 's/^/# /' "$TMP/image-build"
+		echo "Bail out! the Debian image $1 did not build"
+		exit 1
+	fi
+}
 done_testing() { [ "$failed" -eq 0 ]; exit $?; }

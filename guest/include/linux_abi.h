@@ -91,6 +91,7 @@
 #define PROT_NONE           0
 #define PROT_READ           1
 #define PROT_WRITE          2
+#define PROT_EXEC           4
 #define MAP_SHARED          0x01
 #define MAP_PRIVATE         0x02
 #define MAP_FIXED           0x10

@@ -736,6 +736,7 @@ struct mm *mm_fork(struct mm *p, uintptr_t sp, uintptr_t tp)
 	if (p->exe)
 		mm_set_exe(c, p->exe, p->exe_dev, p->exe_ino);
 	c->layout = p->layout;
+	c->stub_page = p->stub_page, c->stub_used = p->stub_used, c->stub_pages = p->stub_pages;
 	return c;
 fail:
 	flush_if_needed();

@@ -28,6 +28,10 @@ struct mm {
 	char *exe;               /* the file's absolute path (strlen + 1 bytes), or NULL */
 	int exe_dev;             /* its mount's st_dev */
 	uint32_t exe_ino;
+	/* arch/syscall_rewrite.c's stubs: the page being filled, its bytes used,
+	 * pages taken; copied by fork. */
+	uintptr_t stub_page;
+	uint32_t stub_used, stub_pages;
 	struct mm_layout {       /* where stack_build put them (program.c) */
 		uintptr_t arg_start, arg_end, env_start, env_end, start_stack, phdr;
 		uint64_t phnum;

@@ -526,10 +526,12 @@ static long rt_sigreturn(struct user_regs *r)
 void syscall_by_instruction(struct user_regs *r)
 {
 	current->frame = r;
+	REPORT->by_instruction++;
 	if (r->rax == SYS_rt_sigreturn) {
 		REPORT->calls[SYS_rt_sigreturn]++;
 		rt_sigreturn(r);
 	} else {
+		syscall_rewrite(r); /* the next time, by the fast entry */
 		r->rax = syscall_dispatch(r->rax, r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9);
 	}
 	current->frame = 0;

@@ -134,6 +134,8 @@ struct husk_report {
 	unsigned long host_signals;
 	unsigned int tasks_created;          /* threads (and processes) the run made, the first included */
 	unsigned int tasks_peak;             /* the most alive at once */
+	unsigned int by_instruction;         /* of the calls, those made by the `syscall` instruction */
+	unsigned int syscall_sites;          /* `syscall` sites made fast entries (arch/syscall_rewrite.c) */
 };
 #endif
 
