@@ -70,14 +70,20 @@ static int script_index(const char *image, const struct options *o)
 }
 
 /* An absolute path into what the guest has from the start (the system
- * disk, the datasets, the workdir, its /dev and /etc).  Its /tmp starts
- * empty: a path there can only be the host's. */
-static int guest_path(const char *p)
+ * disk, the datasets, the workdir, its /dev and /etc; with a Debian image,
+ * the image's system directories too, and / and /tmp themselves).  Its /tmp
+ * starts empty: a path below it, as one below /home or /srv, can only be
+ * the host's. */
+static int guest_path(const struct options *o, const char *p)
 {
 	static const char *const roots[] = { "/usr", "/data", "/workdir", "/dev", "/etc" };
-	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-		size_t l = strlen(roots[i]);
-		if (!strncmp(p, roots[i], l) && (p[l] == '/' || !p[l]))
+	static const char *const image_roots[] = { "/bin", "/sbin", "/lib", "/lib64", "/opt", "/var", "/proc", "/run" };
+	if (o->image && (!strcmp(p, "/") || !strcmp(p, "/tmp")))
+		return 1;
+	for (size_t i = 0; i < sizeof roots / sizeof roots[0] + (o->image ? sizeof image_roots / sizeof image_roots[0] : 0); i++) {
+		const char *r = i < sizeof roots / sizeof roots[0] ? roots[i] : image_roots[i - sizeof roots / sizeof roots[0]];
+		size_t l = strlen(r);
+		if (!strncmp(p, r, l) && (p[l] == '/' || !p[l]))
 			return 1;
 	}
 	return 0;
@@ -100,7 +106,7 @@ static int in_workdir(const char *workdir, const char *rel)
 /* Would the guest fail to see what the host has at this argument? */
 static int host_only(const struct options *o, const char *arg)
 {
-	if (!*arg || arg[0] == '-' || (arg[0] == '/' && guest_path(arg)) || !exists(arg))
+	if (!*arg || arg[0] == '-' || (arg[0] == '/' && guest_path(o, arg)) || !exists(arg))
 		return 0;
 	return arg[0] == '/' || !o->workdir || !in_workdir(o->workdir, arg);
 }
@@ -140,7 +146,7 @@ static int open_script(const char *arg, struct script *sc, char *err, size_t n)
 /* With -w: the script must be where the guest will look, in the workdir. */
 static int check_in_workdir(const struct options *o, const char *arg, char *err, size_t n)
 {
-	if (arg[0] == '/' ? guest_path(arg) || !exists(arg) : in_workdir(o->workdir, arg))
+	if (arg[0] == '/' ? guest_path(o, arg) || !exists(arg) : in_workdir(o->workdir, arg))
 		return 0;
 	if (arg[0] == '/')
 		return errmsg(err, n,
@@ -159,7 +165,7 @@ int script_find(const char *image, struct options *o, struct script *sc, char *e
 		if (o->workdir) {
 			if (check_in_workdir(o, arg, err, n))
 				return -1;
-		} else if (!(arg[0] == '/' && guest_path(arg))) {
+		} else if (!(arg[0] == '/' && guest_path(o, arg))) {
 			if (open_script(arg, sc, err, n))
 				return -1;
 			o->args[at] = sc->name;

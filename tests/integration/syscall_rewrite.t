@@ -8,7 +8,7 @@
 # site itself is a jump after its first run, its `syscall` still at +5.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 9
+plan 11
 debian_image t-numpy python3-numpy
 mkdir -p "$TMP/p"
 if ! gcc -O2 -Wall -o "$TMP/p/sites" "$ROOT/tests/progs/glibc/syscall_sites.c"; then
@@ -22,7 +22,11 @@ is "$(sed -n 1p "$TMP/husk")" "getppid right, the site's first byte after it ran
 	"the site is a jump after its first run, the syscall instruction still at +5"
 is "$(sed -n 1p "$TMP/native")" "getppid right, the site's first byte after it ran: 0xb8, at +5: syscall" \
 	"natively the site is as the compiler made it"
-i=1
+is "$(sed -n 2p "$TMP/husk")" "short site: getppid right, getpid from the same site right, its bytes after: 0xeb" \
+	"a site of glibc's read shape: its syscall a short jump to the padding after its ret; another number there still right"
+is "$(sed -n 2p "$TMP/native")" "short site: getppid right, getpid from the same site right, its bytes after: 0x0f" \
+	"natively the syscall instruction"
+i=2
 for what in "red zone" registers "read, SA_RESTART" "read, EINTR" "fork child"; do
 	i=$((i + 1))
 	is "$(sed -n ${i}p "$TMP/husk")" "$(sed -n ${i}p "$TMP/native")" "as natively: $what"
