@@ -80,6 +80,10 @@ long mem_brk(uintptr_t want);
 long mem_mmap(uintptr_t addr, size_t len, int prot, int flags);
 long mem_munmap(uintptr_t addr, size_t len);
 long mem_mprotect(uintptr_t addr, size_t len, int prot);
+/* msync: a MAP_SHARED mapping is the file's own pages (tmpfs, mm_map_shared)
+ * and a private one never reaches the file, so there is nothing to write:
+ * the arguments are checked as Linux checks them. */
+long mem_msync(uintptr_t addr, size_t len, int flags);
 int user_ok(const void *p, size_t len);
 /* user_ok, and the pages made the process's own to write (those shared
  * copy-on-write copied now): for what the kernel writes where a page fault

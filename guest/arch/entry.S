@@ -121,34 +121,20 @@ fast_entry_pushed:
 
 /* syscall_abi_entry: the fast entry with the `syscall` instruction's
  * convention, for the stubs arch/syscall_rewrite.c puts in place of that
- * instruction: rax = nr, args in rdi rsi rdx r10 r8 r9, every register kept
- * but rax (the result), rcx and r11 (which the instruction clobbers too).
- * a6 goes on the stack as the fast entry's seventh argument, so a restarted
- * call (signal.c restart_call) finds it where a C caller's would be. */
+ * instruction: rax = nr, args in rdi rsi rdx r10 r8 r9.  The stub has saved
+ * what a call clobbers and pushed a6 where a C caller's seventh argument
+ * goes (so a restarted call, signal.c restart_call, finds it there), on the
+ * program's stack in the program's code: a page fault there is the
+ * program's.  Here only registers move; fast_entry returns to the stub. */
 	.globl syscall_abi_entry
 syscall_abi_entry:
-	push %rdi
-	push %rsi
-	push %rdx
-	push %r8
-	push %r9
-	push %r10
-	push %r9			/* a6 */
 	mov %r8, %r9			/* a5 */
 	mov %r10, %r8			/* a4 */
 	mov %rdx, %rcx			/* a3 */
 	mov %rsi, %rdx			/* a2 */
 	mov %rdi, %rsi			/* a1 */
 	mov %rax, %rdi			/* nr */
-	call fast_entry
-	add $8, %rsp
-	pop %r10
-	pop %r9
-	pop %r8
-	pop %rdx
-	pop %rsi
-	pop %rdi
-	ret
+	jmp fast_entry
 
 /* return_to_program(regs): rip and rflags are already below the red zone at
  * regs->rsp (return_prepare).  Interrupts go on again only once on the

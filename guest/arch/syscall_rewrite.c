@@ -12,10 +12,12 @@
  *     five bytes of which become `jmp stub` (glibc's read, xor %eax, %eax).
  * The stub checks that rax is the number seen when the site was rewritten,
  * steps below the red zone (the `syscall` instruction touches no stack; a
- * leaf function may keep data there), calls syscall_abi_entry (entry.S: the
- * fast entry, every register kept as by the instruction), steps back and
- * jumps to the instruction after the site; another number takes a real
- * `syscall` in the stub.  Nothing a thread may be stopped at changes
+ * leaf function may keep data there), saves what a call clobbers, calls
+ * syscall_abi_entry (entry.S: the fast entry with the instruction's
+ * argument registers), restores, steps back and jumps to the instruction
+ * after the site; another number takes a real `syscall` in the stub.  The
+ * stub's pushes are the program's own (a first touch of a stack page is
+ * its fault, handled as any).  Nothing a thread may be stopped at changes
  * meaning: after the first way the site's `syscall` is still there, and a
  * thread stopped before a rewritten `syscall` takes the jump.
  * This is zpoline's and lazypoline's idea (rewrite what is known to be a
@@ -34,9 +36,9 @@
 #include "linux_syscall.h"
 #include "mm/mm.h"
 
-#define STUB_SIZE 48
+#define STUB_SIZE 80
 #define STUB_FIRST 64       /* the page starts with syscall_abi_entry's address */
-#define STUB_PAGES_MAX 64   /* ~5,000 sites a process */
+#define STUB_PAGES_MAX 64   /* ~3,000 sites a process */
 #define PAD_REACH 127       /* how far after a `syscall` its padding may be: a rel8 jump */
 
 void syscall_abi_entry(void);
@@ -165,21 +167,35 @@ static uintptr_t find_padding(uintptr_t from)
 	return n >= 5 && i + 5 <= PAD_REACH ? from + i : 0;
 }
 
-/* Writes the stub: replay, the number check, the fast call, the way back
- * to back; and the slow way for another number. */
+static size_t put(uint8_t *s, size_t o, const uint8_t *b, size_t n)
+{
+	memcpy(s + o, b, n);
+	return o + n;
+}
+
+/* Writes the stub: the replayed instruction, the number check, the fast
+ * call (registers saved and a6 pushed here, in the program's code, below
+ * the red zone), the way back to back; and the slow way for another
+ * number. */
 static void write_stub(uintptr_t stub, const uint8_t *replay, size_t rn, uint32_t nr, uintptr_t back)
 {
+	static const uint8_t below_red_zone[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };      /* lea -128(%rsp), %rsp */
+	static const uint8_t save[] = { 0x57, 0x56, 0x52, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, /* rdi rsi rdx r8 r9 r10 */
+					0x41, 0x51 };                                   /* a6: r9 */
+	static const uint8_t restore[] = { 0x48, 0x8d, 0x64, 0x24, 0x08,               /* lea 8(%rsp), %rsp: a6 */
+					   0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x5a, 0x5e, 0x5f,
+					   0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };     /* lea 128(%rsp), %rsp */
 	uint8_t s[STUB_SIZE];
 	memset(s, 0xcc, sizeof s);
-	size_t o = rn;
-	memcpy(s, replay, rn);
+	size_t o = put(s, 0, replay, rn);
 	s[o++] = 0x3d, put32(s + o, nr), o += 4;                        /* cmp $nr, %eax */
 	size_t jne = o;
 	s[o++] = 0x75, o++;                                             /* jne slow */
-	memcpy(s + o, (uint8_t[]){ 0x48, 0x8d, 0x64, 0x24, 0x80 }, 5), o += 5; /* lea -128(%rsp), %rsp */
+	o = put(s, o, below_red_zone, sizeof below_red_zone);
+	o = put(s, o, save, sizeof save);
 	s[o++] = 0xff, s[o++] = 0x15;                                   /* call *page(%rip) */
 	put32(s + o, (int64_t)(stub & ~(uintptr_t)(PAGE_SIZE - 1)) - (int64_t)(stub + o + 4)), o += 4;
-	memcpy(s + o, (uint8_t[]){ 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 }, 8), o += 8; /* lea 128(%rsp), %rsp */
+	o = put(s, o, restore, sizeof restore);
 	s[o++] = 0xe9, put32(s + o, (int64_t)back - (int64_t)(stub + o + 4)), o += 4; /* jmp back */
 	s[jne + 1] = (uint8_t)(o - (jne + 2));
 	s[o++] = 0x0f, s[o++] = 0x05;                                   /* slow: syscall */

@@ -92,6 +92,9 @@
 #define PROT_READ           1
 #define PROT_WRITE          2
 #define PROT_EXEC           4
+#define MS_ASYNC            1
+#define MS_INVALIDATE       2
+#define MS_SYNC             4
 #define MAP_SHARED          0x01
 #define MAP_PRIVATE         0x02
 #define MAP_FIXED           0x10

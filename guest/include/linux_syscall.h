@@ -30,6 +30,7 @@
 #define SYS_pipe               22
 #define SYS_select             23
 #define SYS_sched_yield        24
+#define SYS_msync              26
 #define SYS_madvise            28
 #define SYS_dup                32
 #define SYS_dup2               33

@@ -1072,6 +1072,23 @@ long mem_mprotect(uintptr_t addr, size_t len, int prot)
 	return set_access(m, addr, end - addr, prot != PROT_NONE);
 }
 
+long mem_msync(uintptr_t addr, size_t len, int flags)
+{
+	struct mm *m = mm_current;
+	if ((addr & (PAGE_SIZE - 1)) || (flags & ~(MS_ASYNC | MS_SYNC | MS_INVALIDATE)) ||
+	    ((flags & MS_ASYNC) && (flags & MS_SYNC)) || addr + len < addr)
+		return -EINVAL;
+	uintptr_t end = ALIGN_UP(addr + len, PAGE_SIZE);
+	if (end == addr)
+		return 0;
+	if (addr < m->lo || end > m->hi)
+		return addr >= m->image_lo && end <= m->stack_top ? 0 : -ENOMEM; /* the image, the stack */
+	for (size_t i = pg(m, addr); i < pg(m, end); i++)
+		if (!bit_get(m->used, i))
+			return -ENOMEM; /* as Linux: part of the range is not mapped */
+	return 0;
+}
+
 uint64_t mem_free_bytes(void)
 {
 	return pmem_free_bytes();

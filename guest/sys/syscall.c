@@ -345,6 +345,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_mprotect: return mem_mprotect(a1, a2, a3);
 	case SYS_brk: return mem_brk(a1);
 	case SYS_madvise: return 0;
+	case SYS_msync: return mem_msync(a1, a2, a3);
 	case SYS_arch_prctl: return sys_arch_prctl(a1, a2);
 	case SYS_set_tid_address: return sys_set_tid_address((uint32_t *)a1);
 	case SYS_set_robust_list: return sys_set_robust_list(a1, a2);

@@ -42,7 +42,7 @@ ls -A / >"$TMP/root.before"
 # The C programs, built with both libcs.
 mkdir "$BIN"
 cc_ok=0
-for src in "$H"/*.c; do
+for src in "$H"/*.c; do # (glibc/: Debian's gcc, below)
 	b=$(basename "$src" .c)
 	TMPDIR=$TMP "$CC_HUSK" -static -O2 -o "$BIN/$b.husk" "$src" 2>>"$TMP/cc.log" || cc_ok=1
 	TMPDIR=$TMP "$CC_STOCK" -static -O2 -o "$BIN/$b.stock" "$src" 2>>"$TMP/cc.log" || cc_ok=1
@@ -316,6 +316,42 @@ for libc in husk stock; do
 		"47 the kernel writes into pages a child shares with its parent after fork ($libc libc): pipes, /dev/zero, getrandom, stat, recvmsg, wait4, a fault's frame on an alternate stack; only the child's copy changes"
 	grep UNEXPECTED "$TMP/47.out" | sed 's/^/# /'
 done
+
+# --- malformed programs, absurd mappings (both libcs) ------------------------------
+for libc in husk stock; do
+	mkdir -p "$TMP/elf" && cp "$BIN/49-malformed-elf.$libc" "$BIN/50-huge-mappings.$libc" "$TMP/elf"
+	# each reads its own file from the workdir: the first program's /proc/self/exe is not in a file system
+	hrun 49 -t 60 -w "$TMP/elf" "$BIN/49-malformed-elf.$libc" "/workdir/49-malformed-elf.$libc" </dev/null
+	is "$st:$(out 49 | tail -1)" "0:22 tried, 0 unexpected" \
+		"49 execve of 22 malformed ELF files ($libc libc): an errno each, or a program that dies or runs as on Linux; the guest kernel lives"
+	grep UNEXPECTED "$TMP/49.out" | sed 's/^/# /'
+	hrun 50 -t 60 -w "$TMP/elf" "$BIN/50-huge-mappings.$libc" "/workdir/50-huge-mappings.$libc" </dev/null
+	is "$st:$(out 50 | tail -1)" "0:0 unexpected" \
+		"50 huge and absurd mmaps ($libc libc): ENOMEM/EINVAL each, all memory taken and given back, a file mapped past its end reads zeros"
+	grep UNEXPECTED "$TMP/50.out" | sed 's/^/# /'
+done
+
+# --- Debian's dynamic loader (glibc programs in a Debian image) -------------------------
+debian_image t-numpy python3-numpy # HUSK_CACHE: build/test-cache
+G=$TMP/glibc
+mkdir -p "$G"
+if ! gcc -O2 -shared -fPIC -o "$G/preload.so" "$H/glibc/48-ld-preload.c" ||
+	! gcc -O2 -shared -fPIC -o "$G/own.so" "$H/glibc/51-so-rewrites-own-code.c" ||
+	! gcc -O2 -o "$G/stub" "$H/glibc/52-syscall-stub-abuse.c"; then
+	echo "Bail out! cannot build tests/hostile/glibc/*.c with gcc"
+	exit 1
+fi
+hrun 48 --image t-numpy -w "$G" -e LD_PRELOAD=/workdir/preload.so sh -c 'id -u; python3 -c "import os; print(os.getuid())"'
+is "$st:$(out 48 | tr '\n' '|'):$(grep -c '^preloaded$' "$TMP/48.err")" "0:4242|4242|:3" \
+	"48 LD_PRELOAD of a library in the workdir: Debian's sh, id and python3 run with it (its VM, its business)"
+hrun 51 --image t-numpy -w "$G" python3 -c 'import ctypes; print("answer() =", ctypes.CDLL("/workdir/own.so").answer())'
+is "$st:$(out 51)" "0:answer() = 42" "51 an .so that rewrites its own code at load (dlopen from python3): runs patched"
+hrun 52 --image t-numpy -w "$G" ./stub
+err_has 52 '^husk: program killed by SIGTRAP (breakpoint)'
+is "$st:$?" "133:0" "52 a program that overwrites its rewritten syscall site's stub: SIGTRAP, its own death"
+hrun 52b --image t-numpy -w "$G" ./stub unmap
+err_has 52b '^husk: program killed by SIGSEGV (page fault)'
+is "$st:$?" "139:0" "52 a program that unmaps the page of its syscall stubs: SIGSEGV, its own death"
 
 # --- the host after everything -----------------------------------------------------
 is "$(sha256sum <"$TMP/canary"):$(stat -c %Y "$TMP/canary")" "$canary:$canary_mtime" "host: the canary file is unchanged"

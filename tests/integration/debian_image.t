@@ -8,7 +8,7 @@
 # The cache is build/test-cache (kept between local runs; CI starts empty).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 26
+plan 27
 export HUSK_CACHE=$ROOT/build/test-cache
 mkdir -p "$HUSK_CACHE" && chmod 700 "$HUSK_CACHE"
 IMG=t-numpy
@@ -78,6 +78,23 @@ got=$("$HUSK" run --image $IMG python3 -c 'import os; print(sorted(os.listdir("/
 is "$got" "['null', 'shm', 'urandom', 'zero'] True 8" "/dev is the kernel's, above the image"
 got=$("$HUSK" run --image $IMG python3 -c 'open("/usr/x", "w")' 2>&1 | tail -1)
 is "$got" "OSError: [Errno 30] Read-only file system: '/usr/x'" "the image is read-only"
+
+got=$("$HUSK" run --image $IMG python3 -c '
+import ctypes, errno, numpy as np
+m = np.memmap("/tmp/x.dat", dtype="float32", mode="w+", shape=(3, 4))
+m[:] = 1.5
+m.flush()
+del m
+print(np.memmap("/tmp/x.dat", dtype="float32", mode="r", shape=(3, 4)).sum())
+libc = ctypes.CDLL(None, use_errno=True)
+for a, n, f in [(4096 * 1000, 4096, 4), (1, 4096, 4), (0, 0, 3), (0, 4096, 5)]:
+    r = libc.msync(ctypes.c_void_p(a), ctypes.c_size_t(n), f)
+    print(r, errno.errorcode.get(ctypes.get_errno()) if r else "")' 2>&1)
+is "$got" "18.0
+-1 ENOMEM
+-1 EINVAL
+0 
+-1 EINVAL" "numpy.memmap written, flushed (msync) and read back; msync's errors as Linux's"
 
 # Files in and out: a host script, a dataset, the workdir.
 printf 'import sys, os\nprint("script", sys.argv[1:], os.getcwd())\n' >"$TMP/s.py"

@@ -8,7 +8,7 @@
 # site itself is a jump after its first run, its `syscall` still at +5.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 11
+plan 12
 debian_image t-numpy python3-numpy
 mkdir -p "$TMP/p"
 if ! gcc -O2 -Wall -o "$TMP/p/sites" "$ROOT/tests/progs/glibc/syscall_sites.c"; then
@@ -27,7 +27,7 @@ is "$(sed -n 2p "$TMP/husk")" "short site: getppid right, getpid from the same s
 is "$(sed -n 2p "$TMP/native")" "short site: getppid right, getpid from the same site right, its bytes after: 0x0f" \
 	"natively the syscall instruction"
 i=2
-for what in "red zone" registers "read, SA_RESTART" "read, EINTR" "fork child"; do
+for what in "red zone" "a deep stack's new pages touched first by a stub" registers "read, SA_RESTART" "read, EINTR" "fork child"; do
 	i=$((i + 1))
 	is "$(sed -n ${i}p "$TMP/husk")" "$(sed -n ${i}p "$TMP/native")" "as natively: $what"
 done

@@ -76,6 +76,17 @@ __attribute__((noinline)) static long registers_kept(void)
 	return ok;
 }
 
+/* A rewritten site called from ever deeper on the stack: its stub's pushes
+ * are the first touch of each new stack page. */
+__attribute__((noinline)) static long deep(int depth)
+{
+	volatile char pad[3000];
+	const uint8_t *site;
+	pad[0] = (char)depth;
+	long r = site_getppid(&site) == getppid();
+	return depth ? r & deep(depth - 1) & (pad[0] == (char)depth) : r;
+}
+
 /* read(2) through a site of its own. */
 __attribute__((noinline)) static long site_read(int fd, void *buf, size_t n)
 {
@@ -118,6 +129,7 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		rz &= red_zone_kept();
 	printf("red zone kept: %s\n", rz ? "yes" : "no");
+	printf("deep stack (6 MB, a call per 3 KB): %s\n", deep(2000) ? "right" : "wrong");
 	long regs = 1;
 	for (int i = 0; i < 3; i++)
 		regs &= registers_kept();
