@@ -23,7 +23,7 @@ is "$?:$(cat "$TMP/out")" "125:husk: bad package name 'python3;rm' (a Debian pac
 "$HUSK" image build x no-such-package-husk >"$TMP/out" 2>&1
 st=$?
 ok $([ $st = 125 ] && grep -q "Unable to locate package no-such-package-husk" "$TMP/out" &&
-	tail -1 "$TMP/out" | grep -q "^husk: image x: apt-get cannot resolve these packages" && echo 0 || echo 1) \
+	tail -1 "$TMP/out" | grep -q "^husk: image x: apt-get cannot resolve these packages (its message is above" && echo 0 || echo 1) \
 	"an unknown package: apt's message, then husk's line, exit 125"
 ok $([ ! -e "$HUSK_CACHE/images/x" ] && [ -z "$(ls -A "$HUSK_CACHE/images" | grep '^\.build')" ] && echo 0 || echo 1) \
 	"a failed build leaves nothing behind"

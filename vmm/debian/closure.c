@@ -101,7 +101,7 @@ int closure_resolve(char *const packages[], int n, const char *work, struct deb_
 	if (st) {
 		free(text);
 		return errmsg(err, len, st < 0 ? "cannot run /usr/bin/apt-get (is apt installed?)"
-					       : "apt-get cannot resolve these packages (its message is above)");
+					       : "apt-get cannot resolve these packages (its message is above; a fresh machine may need apt-get update)");
 	}
 	int cap = 0;
 	for (char *line = text; line && *line;) {
