@@ -408,8 +408,11 @@ static int report(struct session *s, int status)
 	rec.peak_memory = resident_bytes(&s->vm.mem);
 	/* A program that failed after memory ran out ended for lack of memory
 	 * (the guest's count: for the record, not trusted for anything). */
-	if (s->guest.denied_enomem && status && (rec.reason == RUN_END_EXIT || rec.reason == RUN_END_CRASH))
+	if (s->guest.denied_enomem && status && (rec.reason == RUN_END_EXIT || rec.reason == RUN_END_CRASH)) {
 		rec.reason = RUN_END_MEMORY;
+		fprintf(stderr, "husk: note: the program failed after the guest's memory ran out (%u allocations refused); "
+			"raise -m (it is %lluM)\n", s->guest.denied_enomem, (unsigned long long)(s->o->memory >> 20));
+	}
 	vm_destroy(&s->vm);
 	struct extract_stats wst = { 0 };
 	rec.status = status = writeback_finish(&s->wb, &s->disks, status, &wst);

@@ -11,8 +11,9 @@
 #include <stddef.h>
 
 /* What every image holds besides the packages asked for: a shell, the
- * core tools, /etc/services, time zones, /etc/os-release. */
-#define DEBIAN_BASE_PACKAGES "base-files", "bash", "coreutils", "dash", "netbase", "tzdata"
+ * core tools, the C.UTF-8 locale and ldconfig (libc-bin), /etc/services,
+ * time zones, /etc/os-release. */
+#define DEBIAN_BASE_PACKAGES "base-files", "bash", "coreutils", "dash", "libc-bin", "netbase", "tzdata"
 
 /* husk image build|ls|rm ...: husk's exit status. */
 int debian_image_command(int argc, char **argv);

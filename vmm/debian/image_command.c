@@ -26,7 +26,7 @@
 #include "exit_codes.h"
 #include "options.h"
 
-#define IMAGE_FORMAT "husk debian image 1" /* changes with what a build puts in an image */
+#define IMAGE_FORMAT "husk debian image 2" /* changes with what a build puts in an image */
 #define DEBIAN_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static const char *const base_packages[] = { DEBIAN_BASE_PACKAGES };
