@@ -8,7 +8,7 @@
 # The cache is build/test-cache (kept between local runs; CI starts empty).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 27
+plan 28
 export HUSK_CACHE=$ROOT/build/test-cache
 mkdir -p "$HUSK_CACHE" && chmod 700 "$HUSK_CACHE"
 IMG=t-numpy
@@ -95,6 +95,13 @@ is "$got" "18.0
 -1 EINVAL
 0 
 -1 EINVAL" "numpy.memmap written, flushed (msync) and read back; msync's errors as Linux's"
+
+got=$("$HUSK" run --image $IMG python3 -c '
+import numpy.core._multiarray_umath as m
+flags = set(open("/proc/cpuinfo").read().split("flags\t\t:")[1].split("\n")[0].split())
+pairs = [("SSE42", "sse4_2"), ("AVX", "avx"), ("F16C", "f16c"), ("FMA3", "fma"), ("AVX2", "avx2"), ("AVX512F", "avx512f")]
+print([k for k, f in pairs if m.__cpu_features__[k] != (f in flags)], m.__cpu_features__["SSE42"])' 2>&1)
+is "$got" "[] True" "/proc/cpuinfo's flags are what numpy finds usable (no AVX without the kernel's XSAVE)"
 
 # Files in and out: a host script, a dataset, the workdir.
 printf 'import sys, os\nprint("script", sys.argv[1:], os.getcwd())\n' >"$TMP/s.py"

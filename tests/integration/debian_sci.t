@@ -30,7 +30,7 @@ w, h = struct.unpack(">II", b[16:24])
 print(b[:8] == b"\x89PNG\r\n\x1a\n", w, h, len(b) > 5000)' "$TMP/husk/daily.png" 2>&1)
 is "$got" "True 600 300 True" "matplotlib's figure: a 600x300 PNG in the workdir"
 is "$(cmp "$TMP/husk/daily.png" "$TMP/native/daily.png" 2>&1)" "" "the same bytes as the native run's PNG"
-summary() { tail -1 "$1" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//'; }
+summary() { grep -E '^=*[ 0-9a-z,]*(passed|failed|error|skipped|warning)' "$1" | tail -1 | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//'; }
 (cd "$TMP" && /usr/bin/python3 -m pytest -q -p no:cacheprovider --pyargs numpy.linalg numpy.fft >"$TMP/suite.native" 2>&1)
 "$HUSK" run -m 2G -t 900 --image t-sci python3 -m pytest -q -p no:cacheprovider --pyargs numpy.linalg numpy.fft \
 	>"$TMP/suite.husk" 2>&1

@@ -11,9 +11,11 @@
 #include <stddef.h>
 
 /* What every image holds besides the packages asked for: a shell, the
- * core tools, the C.UTF-8 locale and ldconfig (libc-bin), /etc/services,
+ * core tools and the other usual ones of a shell script (grep, sed, find,
+ * diff, gzip, tar), the C.UTF-8 locale and ldconfig (libc-bin), /etc/services,
  * time zones, /etc/os-release. */
-#define DEBIAN_BASE_PACKAGES "base-files", "bash", "coreutils", "dash", "libc-bin", "netbase", "tzdata"
+#define DEBIAN_BASE_PACKAGES "base-files", "bash", "coreutils", "dash", "diffutils", "findutils", "grep", "gzip", \
+	"libc-bin", "netbase", "sed", "tar", "tzdata"
 
 /* husk image build|ls|rm ...: husk's exit status. */
 int debian_image_command(int argc, char **argv);
