@@ -42,7 +42,7 @@ int audit_open(const struct options *o, int *fd, char *err, size_t errlen)
 	return 0;
 }
 
-void audit_start(int fd, const struct options *o, const struct isolation *iso)
+void audit_start(int fd, const struct options *o, const struct isolation *iso, const char *image_digest)
 {
 	if (fd < 0)
 		return;
@@ -54,9 +54,13 @@ void audit_start(int fd, const struct options *o, const struct isolation *iso)
 				      iso->empty_root);
 	if (iso->why[0])
 		json_object_set_new(isolation, "missing", json_string(iso->why));
-	emit(fd, json_pack("{s:s, s:f, s:s, s:s, s:o, s:o}", "event", "start", "time", now_s(), "version", HUSK_VERSION,
-			   "image", o->program ? o->program : "kernel-selftest", "policy", policy_json(o),
-			   "isolation", isolation));
+	json_t *start = json_pack("{s:s, s:f, s:s, s:s, s:o, s:o}", "event", "start", "time", now_s(), "version",
+				  HUSK_VERSION, "image", o->program ? o->program : "kernel-selftest", "policy",
+				  policy_json(o), "isolation", isolation);
+	if (o->image) /* the root file system: which Debian image, and exactly which disk */
+		json_object_set_new(start, "debian_image",
+				    json_pack("{s:s, s:s?}", "name", o->image, "disk_sha256", image_digest));
+	emit(fd, start);
 }
 
 static void denial(int fd, const char *kind, const char *what, uint64_t count, const char *by)

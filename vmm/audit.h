@@ -36,7 +36,7 @@ struct run_record {
  * the file in *fd (-1 without --audit), or -1 with a reason in err. */
 int audit_open(const struct options *o, int *fd, char *err, size_t errlen);
 /* The start record, with the isolation the VMM got. */
-void audit_start(int fd, const struct options *o, const struct isolation *iso);
+void audit_start(int fd, const struct options *o, const struct isolation *iso, const char *image_digest);
 void audit_end(int fd, const struct run_record *r, const struct husk_report *guest);
 void stats_print(const struct run_record *r);
 #endif

@@ -52,6 +52,7 @@ struct session {
 	struct options *o;
 	struct timespec started;
 	char *path, *system_disk;  /* the program's file and its image's system disk (or NULL) */
+	char *image_digest;        /* a Debian image's disk digest, for the record (or NULL) */
 	const uint8_t *prog;       /* the program's file, mapped until it is loaded; NULL: self-test */
 	size_t prog_size;
 	struct script script;      /* a host script for the scratch /workdir */
@@ -182,7 +183,7 @@ static void prepare(struct session *s)
 	s->script.fd = -1;
 	if (o->image) {
 		char *env_base;
-		if (debian_image_find(o->image, &s->system_disk, &env_base, err, sizeof err))
+		if (debian_image_find(o->image, &s->system_disk, &env_base, &s->image_digest, err, sizeof err))
 			die(EXIT_USAGE, "%s", err);
 		image_env(env_base, o);
 		free(env_base);
@@ -377,7 +378,7 @@ static int run_vm(struct session *s)
 	s->vm.kvm = -1;
 	if (!o->no_namespaces)
 		isolate_root(&s->iso);
-	audit_start(s->audit, o, &s->iso);
+	audit_start(s->audit, o, &s->iso, s->image_digest);
 	confine_run(s);
 	return run_guest(&s->vm, &s->dev, &s->lim, o->syscalls, &s->guest);
 }
@@ -425,6 +426,7 @@ static int report(struct session *s, int status)
 		stats_print(&rec);
 	free(s->path);
 	free(s->system_disk);
+	free(s->image_digest);
 	return status;
 }
 

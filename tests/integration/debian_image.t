@@ -8,7 +8,7 @@
 # The cache is build/test-cache (kept between local runs; CI starts empty).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 28
+plan 29
 export HUSK_CACHE=$ROOT/build/test-cache
 mkdir -p "$HUSK_CACHE" && chmod 700 "$HUSK_CACHE"
 IMG=t-numpy
@@ -115,6 +115,15 @@ x = np.loadtxt("/data/d/n.txt")
 np.savetxt("/workdir/sum.txt", [x.sum()])
 print(x.mean())' 2>&1)
 is "$got:$(cat "$TMP/result/sum.txt" 2>&1)" "2.0:6.000000000000000000e+00" "a dataset read, a result written back to the workdir"
+
+"$HUSK" run --audit "$TMP/audit.jsonl" --image $IMG true
+got=$(python3 -c '
+import json, sys
+start = json.loads(open(sys.argv[1]).readline())
+m = json.load(open(sys.argv[2]))
+print(start["image"], start["debian_image"]["name"], start["debian_image"]["disk_sha256"] == m["disk_sha256"])' \
+	"$TMP/audit.jsonl" "$M" 2>&1)
+is "$got" "true $IMG True" "the audit's start record names the command, the image and its disk's digest"
 
 # The command's errors, as a shell's.
 "$HUSK" run --image $IMG no-such-command >"$TMP/out" 2>&1

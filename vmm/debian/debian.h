@@ -20,10 +20,11 @@
 /* husk image build|ls|rm ...: husk's exit status. */
 int debian_image_command(int argc, char **argv);
 
-/* The image NAME's disk and the base of its .env file (root: root.env),
- * malloc'd; 0, or -1 with a one-line reason (no such image: how to build
- * it). */
-int debian_image_find(const char *name, char **disk, char **env_base, char *err, size_t errlen);
+/* The image NAME's disk, the base of its .env file (root: root.env) and
+ * the disk's digest from its manifest (NULL if the manifest has none: for
+ * the record only), malloc'd; 0, or -1 with a one-line reason (no such
+ * image: how to build it). */
+int debian_image_find(const char *name, char **disk, char **env_base, char **digest, char *err, size_t errlen);
 
 /* --- the steps, one file each -------------------------------------------- */
 

@@ -576,8 +576,9 @@ static int rm_command(int argc, char **argv)
 	return status;
 }
 
-int debian_image_find(const char *name, char **disk, char **env_base, char *err, size_t n)
+int debian_image_find(const char *name, char **disk, char **env_base, char **digest, char *err, size_t n)
 {
+	*digest = NULL;
 	char dir[PATH_MAX];
 	if (!good_image_name(name))
 		return errmsg(err, n, "bad image name '%s' (a-z, 0-9, '.', '_', '-')", name);
@@ -588,6 +589,11 @@ int debian_image_find(const char *name, char **disk, char **env_base, char *err,
 	snprintf(rel, sizeof rel, "%s/root.ext2", name);
 	struct stat st;
 	int r = fstatat(images, rel, &st, AT_SYMLINK_NOFOLLOW);
+	json_t *m = r ? NULL : load_manifest(images, name);
+	const char *d = json_string_value(json_object_get(m, "disk_sha256"));
+	if (d && !(*digest = strdup(d)))
+		r = -1;
+	json_decref(m);
 	close(images);
 	if (r || !S_ISREG(st.st_mode))
 		return errmsg(err, n, "no Debian image '%s' in %s (build it: husk image build %s PACKAGE...; husk image ls lists them)",
