@@ -228,9 +228,14 @@
 #define AT_GID      13
 #define AT_EGID     14
 #define AT_PLATFORM 15
+#define AT_HWCAP    16
 #define AT_CLKTCK   17
 #define AT_SECURE   23
+#define AT_HWCAP2   26
 #define AT_RANDOM   25
 #define AT_EXECFN   31
 #define AT_SYSINFO  32
+#define AT_MINSIGSTKSZ 51
+#define MINSIGSTKSZ 2048 /* sigaltstack's least; a frame takes ~1 KiB (fxsave, no XSAVE state) */
+#define HWCAP2_FSGSBASE 2 /* wrfsbase and friends may be used */
 #endif

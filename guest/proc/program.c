@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include "arch/cpu.h"
 #include "kernel.h"
 #include "linux_abi.h"
 #include "fs/vfs.h"
@@ -13,7 +14,7 @@
 #include "proc/process.h"
 #include "proc/sched.h"
 
-#define NAUXV 18 /* the entries stack_build puts in auxv, AT_NULL's included */
+#define NAUXV 21 /* the entries stack_build puts in auxv, AT_NULL's included */
 
 static char *push_bytes(uintptr_t *sp, const void *p, size_t n)
 {
@@ -51,6 +52,8 @@ uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct st
 	random_fill(rnd, sizeof rnd);
 	char *at_random = push_bytes(&sp, rnd, sizeof rnd);
 	char *platform = push_bytes(&sp, "x86_64", 7);
+	uint32_t a, b, c, hwcap; /* as Linux: CPUID 1's edx */
+	cpuid(1, &a, &b, &c, &hwcap);
 
 	/* Pointer arrays are built in place below the strings. */
 	uint64_t auxv[NAUXV][2] = {
@@ -59,7 +62,8 @@ uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct st
 		{ AT_UID, 0 }, { AT_EUID, 0 }, { AT_GID, 0 }, { AT_EGID, 0 },
 		{ AT_PLATFORM, (uintptr_t)platform }, { AT_CLKTCK, 100 }, { AT_SECURE, 0 },
 		{ AT_RANDOM, (uintptr_t)at_random }, { AT_EXECFN, (uintptr_t)fn },
-		{ AT_SYSINFO, (uintptr_t)fast_entry }, { AT_NULL, 0 },
+		{ AT_SYSINFO, (uintptr_t)fast_entry }, { AT_HWCAP, hwcap }, { AT_HWCAP2, boot.fsgsbase ? HWCAP2_FSGSBASE : 0 },
+		{ AT_MINSIGSTKSZ, MINSIGSTKSZ }, { AT_NULL, 0 },
 	};
 	int argc = argv->n, envc = envp->n;
 	uintptr_t strings_end = sp;

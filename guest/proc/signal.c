@@ -19,7 +19,6 @@
 #include "proc/signal.h"
 
 #define SA_RESTORER  0x04000000 /* Linux's; libc headers do not define it */
-#define MIN_ALTSTACK 2048       /* the kernel's MINSIGSTKSZ */
 #define EFLAGS_DF    0x400ul
 #define EFLAGS_TF    0x100ul
 /* What rt_sigreturn may restore of rflags: the arithmetic flags, DF and AC
@@ -489,7 +488,7 @@ static int set_altstack(const struct stack_k *ss, uint64_t sp)
 		*alt = (struct stack_k){ 0, SS_DISABLE, 0, 0 };
 		return 0;
 	}
-	if (ss->size < MIN_ALTSTACK)
+	if (ss->size < MINSIGSTKSZ)
 		return -ENOMEM;
 	*alt = (struct stack_k){ ss->sp, 0, 0, ss->size };
 	return 0;

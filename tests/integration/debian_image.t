@@ -8,7 +8,7 @@
 # The cache is build/test-cache (kept between local runs; CI starts empty).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 29
+plan 30
 export HUSK_CACHE=$ROOT/build/test-cache
 mkdir -p "$HUSK_CACHE" && chmod 700 "$HUSK_CACHE"
 IMG=t-numpy
@@ -102,6 +102,14 @@ flags = set(open("/proc/cpuinfo").read().split("flags\t\t:")[1].split("\n")[0].s
 pairs = [("SSE42", "sse4_2"), ("AVX", "avx"), ("F16C", "f16c"), ("FMA3", "fma"), ("AVX2", "avx2"), ("AVX512F", "avx512f")]
 print([k for k, f in pairs if m.__cpu_features__[k] != (f in flags)], m.__cpu_features__["SSE42"])' 2>&1)
 is "$got" "[] True" "/proc/cpuinfo's flags are what numpy finds usable (no AVX without the kernel's XSAVE)"
+
+got=$("$HUSK" run --image $IMG python3 -c '
+import ctypes
+libc = ctypes.CDLL(None)
+libc.getauxval.restype = ctypes.c_ulong
+print([libc.getauxval(t) != 0 for t in (3, 6, 9, 16, 25, 31)], libc.getauxval(51))' 2>&1)
+is "$got" "[True, True, True, True, True, True] 2048" \
+	"glibc's auxiliary vector: AT_PHDR, AT_PAGESZ, AT_ENTRY, AT_HWCAP, AT_RANDOM, AT_EXECFN, AT_MINSIGSTKSZ"
 
 # Files in and out: a host script, a dataset, the workdir.
 printf 'import sys, os\nprint("script", sys.argv[1:], os.getcwd())\n' >"$TMP/s.py"
