@@ -32,6 +32,7 @@ size_t guest_abi_values(long long *out, size_t max)
 	return n;
 }
 #else
+#include <asm/hwcap2.h>
 #include <asm/prctl.h>
 #include <dirent.h>
 #include <elf.h>
@@ -57,6 +58,8 @@ size_t guest_abi_values(long long *out, size_t max)
 /* Linux's own, not in the headers programs see */
 #define ERESTARTSYS 512     /* include/linux/errno.h */
 #define MEMFD_NAME_MAX 249  /* mm/memfd.c: NAME_MAX less "memfd:" */
+#undef MINSIGSTKSZ          /* glibc's is sysconf(_SC_MINSIGSTKSZ) since 2.34 */
+#define MINSIGSTKSZ 2048    /* arch/x86/include/uapi/asm/signal.h */
 
 static const struct {
 	const char *name;
