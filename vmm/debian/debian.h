@@ -8,6 +8,7 @@
  * was built from.  The packages are kept in debs/ for the next build. */
 #ifndef HUSK_DEBIAN_H
 #define HUSK_DEBIAN_H
+#include <jansson.h>
 #include <stddef.h>
 
 /* What every image holds besides the packages asked for: a shell, the
@@ -27,6 +28,20 @@ int debian_image_command(int argc, char **argv);
 int debian_image_find(const char *name, char **disk, char **env_base, char **digest, char *err, size_t errlen);
 
 /* --- the steps, one file each -------------------------------------------- */
+
+/* build.c: husk image build NAME PACKAGE... */
+int debian_image_build(int argc, char **argv);
+
+/* store.c: the cache's images. */
+int debian_image_ls(int argc, char **argv);
+int debian_image_rm(int argc, char **argv);
+/* An image name: a-z 0-9 . _ -, not starting with . or -, 1 to 64 long. */
+int image_name_ok(const char *name);
+/* images/NAME/manifest.json (images: the directory's fd) as a JSON object,
+ * or NULL. */
+json_t *manifest_load(int images, const char *name);
+/* rm -rf path: never following a symlink, never leaving its file system. */
+void remove_tree(const char *path);
 
 /* A package of the closure, as apt names it. */
 struct deb {
