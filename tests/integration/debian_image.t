@@ -8,7 +8,7 @@
 # The cache is build/test-cache (kept between local runs; CI starts empty).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 30
+plan 31
 export HUSK_CACHE=$ROOT/build/test-cache
 mkdir -p "$HUSK_CACHE" && chmod 700 "$HUSK_CACHE"
 IMG=t-numpy
@@ -110,6 +110,14 @@ libc.getauxval.restype = ctypes.c_ulong
 print([libc.getauxval(t) != 0 for t in (3, 6, 9, 16, 25, 31)], libc.getauxval(51))' 2>&1)
 is "$got" "[True, True, True, True, True, True] 2048" \
 	"glibc's auxiliary vector: AT_PHDR, AT_PAGESZ, AT_ENTRY, AT_HWCAP, AT_RANDOM, AT_EXECFN, AT_MINSIGSTKSZ"
+
+got=$("$HUSK" run -t 60 --net-loopback --image $IMG python3 -c '
+import http.server, socket, threading, urllib.request
+srv = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+r = urllib.request.urlopen(f"http://localhost:{srv.server_port}/")
+print(socket.getaddrinfo("localhost", 80, socket.AF_INET)[0][4], socket.getservbyname("https"), r.status)' 2>/dev/null)
+is "$got" "('127.0.0.1', 80) 443 200" "glibc's resolver and services in the image, an HTTP server and client on the guest's loopback"
 
 # Files in and out: a host script, a dataset, the workdir.
 printf 'import sys, os\nprint("script", sys.argv[1:], os.getcwd())\n' >"$TMP/s.py"
