@@ -196,12 +196,14 @@ static int download(struct build *b, char *err, size_t n)
 }
 
 /* Debian's merged /usr first (bin, sbin, lib, lib64 are links into usr),
- * then every package's files (tar keeps those links) and its control
- * files (ctrl/NAME/, for the alternatives). */
+ * then every package: its files unpacked into an empty directory and
+ * moved into the tree (root_merge: a path through a link resolves inside
+ * the tree, never on the host), its control files into ctrl/NAME/ (for
+ * the alternatives). */
 static int unpack(struct build *b, char *err, size_t n)
 {
 	static const char *const merged[] = { "bin", "sbin", "lib", "lib64" };
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 64], pkg[PATH_MAX + 8];
 	if (mkdir(b->root, 0755) < 0)
 		return errmsg(err, n, "cannot make %s: %s", b->root, strerror(errno));
 	snprintf(path, sizeof path, "%s/usr", b->root);
@@ -216,23 +218,38 @@ static int unpack(struct build *b, char *err, size_t n)
 	snprintf(path, sizeof path, "%s/ctrl", b->work);
 	if (mkdir(path, 0700) < 0)
 		return errmsg(err, n, "cannot make %s: %s", path, strerror(errno));
-	for (int i = 0; i < b->closure.n; i++) {
+	int rootfd = copyin_open_dir(b->root, err, n);
+	if (rootfd < 0)
+		return -1;
+	snprintf(pkg, sizeof pkg, "%s/pkg", b->work);
+	int r = 0;
+	for (int i = 0; i < b->closure.n && !r; i++) {
 		const struct deb *d = &b->closure.v[i];
 		char *file = deb_file_name(d), deb[PATH_MAX + NAME_MAX + 2], ctrl[PATH_MAX + 300];
-		if (!file)
-			return errmsg(err, n, "out of memory");
+		if (!file) {
+			r = errmsg(err, n, "out of memory");
+			break;
+		}
 		snprintf(deb, sizeof deb, "%s/%s", b->debs, file);
 		free(file);
 		snprintf(ctrl, sizeof ctrl, "%s/ctrl/%s", b->work, d->name);
 		counter(b->name, "unpacking", i + 1, b->closure.n, d->name);
 		char *control[] = { "/usr/bin/dpkg-deb", "--control", deb, ctrl, NULL };
-		int st = tool_unpack(deb, b->root);
+		int st = mkdir(pkg, 0700) < 0 ? -1 : tool_unpack(deb, pkg);
 		if (!st)
 			st = tool_run(control, -1, NULL);
-		if (st)
-			return errmsg(err, n, "cannot unpack %s (exit %d)", deb, st);
+		if (st) {
+			r = errmsg(err, n, "cannot unpack %s (exit %d)", deb, st);
+			break;
+		}
+		int pfd = open(pkg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = pfd < 0 ? errmsg(err, n, "cannot open %s: %s", pkg, strerror(errno)) : root_merge(rootfd, pfd, err, n);
+		if (pfd >= 0)
+			close(pfd);
+		remove_tree(pkg); /* what is left: the package's directories */
 	}
-	return 0;
+	close(rootfd);
+	return r;
 }
 
 /* The cache glibc's loader reads (ldconfig -r chroots: root only).  Without

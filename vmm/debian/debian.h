@@ -60,9 +60,10 @@ struct deb_list {
 int tool_run(char *const argv[], int out, const char *cwd);
 /* The same, its stdout collected into *text (malloc'd, NUL-terminated). */
 int tool_output(char *const argv[], char **text);
-/* dpkg-deb --fsys-tarfile DEB | tar -x into root, keeping root's
- * directory symlinks (/bin -> usr/bin: Debian's merged /usr). */
-int tool_unpack(const char *deb, const char *root);
+/* dpkg-deb --fsys-tarfile DEB | tar -x into dir, an empty directory (tar
+ * follows no symlink of its own archive; root_merge then moves the files
+ * into the image's tree, following its symlinks inside it only). */
+int tool_unpack(const char *deb, const char *dir);
 
 /* closure.c: the packages (with those they depend on, without
  * recommendations) as apt would install them on an empty system. */
@@ -90,4 +91,10 @@ int root_open(int rootfd, const char *path, int flags, unsigned mode);
 /* mkdir -p of path (relative) inside rootfd, the same way; the last
  * directory's fd, or -1. */
 int root_mkdirs(int rootfd, const char *path);
+/* Moves everything under the directory srcfd into the tree under rootfd,
+ * each directory's path resolved inside the tree (Debian's /bin -> usr/bin,
+ * a package's absolute link: never out of it), files and links renamed
+ * over what is there, directories merged and given the package's mode.
+ * 0, or -1 with a reason. */
+int root_merge(int rootfd, int srcfd, char *err, size_t errlen);
 #endif

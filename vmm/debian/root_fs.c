@@ -3,6 +3,7 @@
  * guest (husk/etc_files.h), the mount points.  Everything goes through
  * root_open: a symlink in the tree (a package's absolute link) is resolved
  * inside it, never on the host. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -25,25 +26,78 @@ int root_open(int rootfd, const char *path, int flags, unsigned mode)
 
 int root_mkdirs(int rootfd, const char *path)
 {
-	int dfd = root_open(rootfd, ".", O_DIRECTORY | O_RDONLY, 0);
 	char part[4096];
-	snprintf(part, sizeof part, "%s", path);
-	for (char *name = part, *next; dfd >= 0 && name && *name; name = next) {
-		next = strchr(name, '/');
-		if (next)
-			*next++ = 0;
-		if (!*name)
-			continue;
-		if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST) {
-			close(dfd);
-			return -1;
-		}
-		/* the directory's fd: what a symlink of that name means inside the tree */
-		int sub = root_open(dfd, name, O_DIRECTORY | O_RDONLY, 0);
+	if (snprintf(part, sizeof part, "%s", path) >= (int)sizeof part) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int dfd = root_open(rootfd, "", O_DIRECTORY | O_RDONLY, 0);
+	for (char *p = part; dfd >= 0 && *p;) {
+		char *end = p + strcspn(p, "/"), saved = *end;
+		*end = 0;
+		int made = !*p || mkdirat(dfd, p, 0755) == 0 || errno == EEXIST;
 		close(dfd);
-		dfd = sub;
+		/* the path so far, from the tree's top: a link in it (Debian's
+		 * lib64 -> usr/lib64, an absolute one) resolves inside the tree */
+		dfd = made ? root_open(rootfd, part, O_DIRECTORY | O_RDONLY, 0) : -1;
+		*end = saved;
+		p = *end ? end + 1 : end;
 	}
 	return dfd;
+}
+
+#define MERGE_DEPTH 64
+
+/* srcfd's entries into rel (a directory path inside rootfd). */
+static int merge_dir(int rootfd, int srcfd, char *rel, size_t len, int depth, char *err, size_t n)
+{
+	int dst = depth > MERGE_DEPTH ? -1 : root_mkdirs(rootfd, rel);
+	if (dst < 0)
+		return errmsg(err, n, "cannot make the image's /%s: %s", rel, depth > MERGE_DEPTH ? "too deep" : strerror(errno));
+	int dupfd = dup(srcfd);
+	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
+	if (!d) {
+		close(dst);
+		return errmsg(err, n, "cannot read a package's /%s: %s", rel, strerror(errno));
+	}
+	int r = 0;
+	struct dirent *e;
+	while (!r && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(srcfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = errmsg(err, n, "a package's /%s/%s: %s", rel, e->d_name, strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			size_t l = strlen(rel), k = strlen(e->d_name);
+			int sub = openat(srcfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0 || l + k + 2 > len) {
+				r = errmsg(err, n, "a package's /%s/%s: %s", rel, e->d_name, sub < 0 ? strerror(errno) : "path too long");
+			} else {
+				snprintf(rel + l, len - l, "%s%s", l ? "/" : "", e->d_name);
+				r = merge_dir(rootfd, sub, rel, len, depth + 1, err, n);
+				int made = r ? -1 : root_mkdirs(rootfd, rel);
+				if (made >= 0) { /* the package's mode (dpkg gives a shared directory the last one's) */
+					fchmod(made, st.st_mode & 07777);
+					close(made);
+				}
+				rel[l] = 0;
+			}
+			if (sub >= 0)
+				close(sub);
+		} else if (renameat(srcfd, e->d_name, dst, e->d_name) < 0) {
+			r = errmsg(err, n, "cannot put /%s/%s into the image: %s", rel, e->d_name, strerror(errno));
+		}
+	}
+	closedir(d);
+	close(dst);
+	return r;
+}
+
+int root_merge(int rootfd, int srcfd, char *err, size_t n)
+{
+	char rel[4096] = "";
+	return merge_dir(rootfd, srcfd, rel, sizeof rel, 0, err, n);
 }
 
 /* /etc/NAME, replacing what a package put there. */

@@ -90,8 +90,7 @@ int tool_unpack(const char *deb, const char *root)
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
 	char *dpkg[] = { "/usr/bin/dpkg-deb", "--fsys-tarfile", (char *)deb, NULL };
-	char *tar[] = { "/usr/bin/tar", "-x", "--keep-directory-symlink", "--no-same-owner", "-C", (char *)root,
-			"-f", "-", NULL };
+	char *tar[] = { "/usr/bin/tar", "-x", "--no-same-owner", "-C", (char *)root, "-f", "-", NULL };
 	pid_t a = spawn(dpkg, -1, p[1], NULL);
 	close(p[1]);
 	pid_t b = spawn(tar, p[0], -1, NULL);
