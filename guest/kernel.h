@@ -145,8 +145,8 @@ _Noreturn void selftest_run(void);
 /* entry.S */
 _Noreturn void enter_program(uintptr_t entry, uintptr_t sp);
 struct user_regs;
-/* A `mov $NR, %eax; syscall` site that just trapped, made a jump to a stub
- * calling the fast entry (kvm_pvm only; arch/syscall_rewrite.c). */
+/* The `syscall` site that just trapped, made a jump to a stub calling the
+ * fast entry (kvm_pvm only; arch/syscall_rewrite.c). */
 void syscall_rewrite(const struct user_regs *r);
 long fast_entry(long nr, long a1, long a2, long a3, long a4, long a5, long a6); /* AT_SYSINFO */
 #endif

@@ -2,7 +2,7 @@
 /* husk's cache: $HUSK_CACHE, default /var/cache/husk, a directory of the
  * user's own (or root's), not writable by group or others.  It holds the
  * datasets' images (ro-KEY.img, disks/disks.c), the Debian images
- * (images/NAME/, debian_image.c) and the packages they were built from
+ * (images/NAME/, debian/store.c) and the packages they were built from
  * (debs/). */
 #ifndef HUSK_CACHE_H
 #define HUSK_CACHE_H

@@ -74,19 +74,24 @@ static int script_index(const char *image, const struct options *o)
  * the image's system directories too, and / and /tmp themselves).  Its /tmp
  * starts empty: a path below it, as one below /home or /srv, can only be
  * the host's. */
+static int under(const char *p, const char *const *roots, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(roots[i]);
+		if (!strncmp(p, roots[i], l) && (p[l] == '/' || !p[l]))
+			return 1;
+	}
+	return 0;
+}
+
 static int guest_path(const struct options *o, const char *p)
 {
 	static const char *const roots[] = { "/usr", "/data", "/workdir", "/dev", "/etc" };
 	static const char *const image_roots[] = { "/bin", "/sbin", "/lib", "/lib64", "/opt", "/var", "/proc", "/run" };
-	if (o->image && (!strcmp(p, "/") || !strcmp(p, "/tmp")))
+	if (under(p, roots, sizeof roots / sizeof roots[0]))
 		return 1;
-	for (size_t i = 0; i < sizeof roots / sizeof roots[0] + (o->image ? sizeof image_roots / sizeof image_roots[0] : 0); i++) {
-		const char *r = i < sizeof roots / sizeof roots[0] ? roots[i] : image_roots[i - sizeof roots / sizeof roots[0]];
-		size_t l = strlen(r);
-		if (!strncmp(p, r, l) && (p[l] == '/' || !p[l]))
-			return 1;
-	}
-	return 0;
+	return o->image && (!strcmp(p, "/") || !strcmp(p, "/tmp") ||
+			    under(p, image_roots, sizeof image_roots / sizeof image_roots[0]));
 }
 
 static int exists(const char *path)

@@ -39,7 +39,7 @@ void vfs_init(void)
 	}
 	add_mount("/tmp", &tmpfs_ops, 0, 0);
 	add_mount("/dev/shm", &tmpfs_ops, 0, 0); /* POSIX shared memory and semaphores (sem_open) */
-	if (!root) /* an image's root has its own /etc, made for a run (vmm/debian_image.c) */
+	if (!root) /* an image's root has its own /etc, made for a run (vmm/debian/root_fs.c) */
 		add_mount("/etc", &tmpfs_ops, 1, 0)->populate = etc_populate;
 	if (!workdir_disk) {
 		scratch = add_mount("/workdir", &tmpfs_ops, 0, 0);

@@ -122,14 +122,14 @@ static void exec_first(void)
 	uintptr_t sp = mem_stack_top() - PATH_MAX;
 	char *path = (char *)sp;
 	char **uargv = push_list(&sp, &argv), **uenvp = push_list(&sp, &envp);
-	const char *name = boot.argv, *dirs = strchr(name, '/') ? "" : env_path();
+	const char *name = boot.argv;
 	size_t nl = strlen(name);
+	int has_slash = strchr(name, '/') != 0, denied = 0;
 	long r = -ENOENT;
-	int denied = 0;
-	if (strchr(name, '/')) {
+	if (has_slash) {
 		r = nl < PATH_MAX ? sys_execve(memcpy(path, name, nl + 1), uargv, uenvp) : -ENAMETOOLONG;
 	} else {
-		for (const char *d = dirs;; d++) {
+		for (const char *d = env_path();; d++) {
 			const char *colon = strchr(d, ':');
 			size_t dl = colon ? (size_t)(colon - d) : strlen(d);
 			if (dl + 1 + nl < PATH_MAX && nl) {
@@ -152,7 +152,7 @@ static void exec_first(void)
 	int len;
 	if (r == -ENOENT || r == -ENOTDIR)
 		len = ksnprintf(msg, sizeof msg, "husk: %s: %s\n", name,
-				strchr(name, '/') ? "no such file in the image" : "command not found in the image's PATH");
+				has_slash ? "no such file in the image" : "command not found in the image's PATH");
 	else
 		len = ksnprintf(msg, sizeof msg, "husk: %s: cannot run it (error %ld)\n", name, -r);
 	console_write(2, msg, len < (int)sizeof msg ? (size_t)len : sizeof msg - 1);

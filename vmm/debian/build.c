@@ -37,6 +37,7 @@ static int good_package_name(const char *s)
 	return n >= 2 && n <= 128 && strchr("abcdefghijklmnopqrstuvwxyz0123456789", s[0]) &&
 	       strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789+-.") == n;
 }
+
 /* --- progress ------------------------------------------------------------------ */
 
 static int tty;
@@ -63,6 +64,7 @@ static void counter(const char *name, const char *what, int i, int n, const char
 	if (tty && i == n)
 		fputc('\n', stderr);
 }
+
 /* --- the manifest --------------------------------------------------------------- */
 
 static int by_name(const void *a, const void *b)
@@ -108,6 +110,7 @@ static int up_to_date(json_t *m, char *const *requested, int nreq, const struct 
 	}
 	return 1;
 }
+
 /* SHA-256 of the file, in hex. */
 static int file_sha256(int fd, char hex[2 * SHA256_DIGEST_SIZE + 1])
 {
@@ -126,17 +129,18 @@ static int file_sha256(int fd, char hex[2 * SHA256_DIGEST_SIZE + 1])
 		snprintf(hex + 2 * i, 3, "%02x", d[i]);
 	return k < 0 ? -1 : 0;
 }
+
 /* --- the build ------------------------------------------------------------------ */
 
 struct build {
 	const char *name;
 	char images[PATH_MAX], debs[PATH_MAX], work[PATH_MAX], root[PATH_MAX + 8];
-	int images_fd, debs_fd;
+	int images_fd, debs_fd, root_fd; /* root_fd: the tree, once unpack made it */
 	char **requested; /* sorted, without repeats */
 	int nreq;
 	struct deb_list closure;
 	int alternatives, ld_cache;
-	const char *python; /* "python3.11": its modules were compiled, or NULL */
+	char python[24]; /* "python3.11": its modules were compiled; "": not */
 	uint64_t files, disk_bytes;
 	char digest[2 * SHA256_DIGEST_SIZE + 1];
 };
@@ -149,7 +153,7 @@ static int download(struct build *b, char *err, size_t n)
 	char **files = calloc(b->closure.n, sizeof *files);
 	if (!argv || !files)
 		return errmsg(err, n, "out of memory");
-	int k = 0, missing = 0, r = 0;
+	int k = 0, first = 0, missing = 0, r = 0;
 	argv[k++] = "/usr/bin/apt-get";
 	argv[k++] = "download";
 	argv[k++] = "-q";
@@ -157,6 +161,7 @@ static int download(struct build *b, char *err, size_t n)
 		argv[k++] = "-o";
 		argv[k++] = "APT::Sandbox::User=root";
 	}
+	first = k; /* from here on, NAME:ARCH=VERSION, malloc'd */
 	for (int i = 0; i < b->closure.n; i++) {
 		const struct deb *d = &b->closure.v[i];
 		files[i] = deb_file_name(d);
@@ -188,9 +193,8 @@ static int download(struct build *b, char *err, size_t n)
 	for (int i = 0; i < b->closure.n; i++)
 		free(files[i]);
 	free(files);
-	for (int i = 3; i < k; i++)
-		if (argv[i][0] != '-' && strncmp(argv[i], "APT::", 5))
-			free(argv[i]);
+	for (int i = first; i < k; i++)
+		free(argv[i]);
 	free(argv);
 	return r;
 }
@@ -218,8 +222,7 @@ static int unpack(struct build *b, char *err, size_t n)
 	snprintf(path, sizeof path, "%s/ctrl", b->work);
 	if (mkdir(path, 0700) < 0)
 		return errmsg(err, n, "cannot make %s: %s", path, strerror(errno));
-	int rootfd = copyin_open_dir(b->root, err, n);
-	if (rootfd < 0)
+	if ((b->root_fd = copyin_open_dir(b->root, err, n)) < 0)
 		return -1;
 	snprintf(pkg, sizeof pkg, "%s/pkg", b->work);
 	int r = 0;
@@ -243,12 +246,11 @@ static int unpack(struct build *b, char *err, size_t n)
 			break;
 		}
 		int pfd = open(pkg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		r = pfd < 0 ? errmsg(err, n, "cannot open %s: %s", pkg, strerror(errno)) : root_merge(rootfd, pfd, err, n);
+		r = pfd < 0 ? errmsg(err, n, "cannot open %s: %s", pkg, strerror(errno)) : root_merge(b->root_fd, pfd, err, n);
 		if (pfd >= 0)
 			close(pfd);
 		remove_tree(pkg); /* what is left: the package's directories */
 	}
-	close(rootfd);
 	return r;
 }
 
@@ -270,7 +272,6 @@ static void ld_cache(struct build *b)
 static void compile_python(struct build *b)
 {
 	char dir[PATH_MAX + 64], host[64];
-	static char version[32];
 	for (int minor = 20; minor >= 5; minor--) {
 		snprintf(dir, sizeof dir, "%s/usr/lib/python3.%d", b->root, minor);
 		snprintf(host, sizeof host, "/usr/bin/python3.%d", minor);
@@ -279,30 +280,26 @@ static void compile_python(struct build *b)
 			continue;
 		if (access(host, X_OK))
 			return;
-		snprintf(version, sizeof version, "python3.%d", minor);
+		snprintf(b->python, sizeof b->python, "python3.%d", minor);
 		break;
 	}
-	if (!version[0])
+	if (!b->python[0])
 		return;
-	progress(b->name, "compiling the Python modules (%s)", version);
+	progress(b->name, "compiling the Python modules (%s)", b->python);
 	char dist[PATH_MAX + 64];
 	snprintf(dist, sizeof dist, "%s/usr/lib/python3/dist-packages", b->root);
 	char *argv[] = { host, "-m", "compileall", "-q", "-j0", "-s", b->root, "-p", "/", dir, dist, NULL };
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	tool_run(argv, null, NULL); /* a module Python 3 cannot compile (a test's fixture) is skipped */
 	close(null);
-	b->python = version;
 }
 
 /* The tree as an ext2 disk: out/root.ext2, and its digest. */
 static int make_disk(struct build *b, char *err, size_t n)
 {
 	char why[1024], out[PATH_MAX + 32];
-	int rootfd = copyin_open_dir(b->root, why, sizeof why);
-	if (rootfd < 0)
-		return errmsg(err, n, "%s", why);
 	uint64_t bytes, entries;
-	int r = copyin_measure(rootfd, &bytes, &entries, NULL, why, sizeof why);
+	int r = copyin_measure(b->root_fd, &bytes, &entries, NULL, why, sizeof why);
 	snprintf(out, sizeof out, "%s/out/root.ext2", b->work);
 	int fd = r ? -1 : open(out, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (!r && fd < 0)
@@ -310,7 +307,7 @@ static int make_disk(struct build *b, char *err, size_t n)
 	if (!r) {
 		progress(b->name, "writing the disk (%llu files, %llu MB)", (unsigned long long)entries,
 			 (unsigned long long)(bytes >> 20));
-		r = copyin_build(rootfd, fd, disks_ro_image_bytes(bytes, entries), entries + 64, NULL, why, sizeof why);
+		r = copyin_build(b->root_fd, fd, disks_ro_image_bytes(bytes, entries), entries + 64, NULL, why, sizeof why);
 	}
 	struct stat st;
 	if (!r && (fsync(fd) || fstat(fd, &st) || file_sha256(fd, b->digest)))
@@ -319,7 +316,6 @@ static int make_disk(struct build *b, char *err, size_t n)
 		b->files = entries, b->disk_bytes = st.st_size;
 	if (fd >= 0)
 		close(fd);
-	close(rootfd);
 	return r ? errmsg(err, n, "%s", why) : 0;
 }
 
@@ -346,7 +342,7 @@ static int write_manifest(struct build *b, char *err, size_t n)
 			      string_array((char *const *)base_packages, NBASE), "packages", pk, "husk_version",
 			      HUSK_VERSION, "built", when, "disk_bytes", (json_int_t)b->disk_bytes, "disk_sha256",
 			      b->digest, "files", (json_int_t)b->files, "alternatives", b->alternatives, "ld_so_cache",
-			      b->ld_cache, "python_bytecode", b->python ? json_string(b->python) : json_null());
+			      b->ld_cache, "python_bytecode", b->python[0] ? json_string(b->python) : json_null());
 	snprintf(path, sizeof path, "%s/out/manifest.json", b->work);
 	int r = !m || json_dump_file(m, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(m);
@@ -400,15 +396,10 @@ static int build_steps(struct build *b, char *err, size_t n, int *user_error)
 	snprintf(out, sizeof out, "%s/out", b->work);
 	if (download(b, err, n) || unpack(b, err, n))
 		return -1;
-	int rootfd = copyin_open_dir(b->root, err, n);
-	if (rootfd < 0)
-		return -1;
 	char ctrl[PATH_MAX + 8];
 	snprintf(ctrl, sizeof ctrl, "%s/ctrl", b->work);
-	b->alternatives = alternatives_apply(rootfd, ctrl, &b->closure, err, n);
-	r = b->alternatives < 0 ? -1 : root_fs_complete(rootfd, err, n);
-	close(rootfd);
-	if (r)
+	b->alternatives = alternatives_apply(b->root_fd, ctrl, &b->closure, err, n);
+	if (b->alternatives < 0 || root_fs_complete(b->root_fd, err, n))
 		return -1;
 	ld_cache(b);
 	compile_python(b);
@@ -423,7 +414,7 @@ int debian_image_build(int argc, char **argv)
 {
 	if (argc < 5)
 		usage_error("usage: husk image build NAME PACKAGE... (Debian package names, e.g. python3-numpy)");
-	struct build b = { .name = argv[3], .images_fd = -1, .debs_fd = -1 };
+	struct build b = { .name = argv[3], .images_fd = -1, .debs_fd = -1, .root_fd = -1 };
 	if (!image_name_ok(b.name))
 		usage_error("bad image name '%s' (a-z, 0-9, '.', '_', '-'; at most 64)", b.name);
 	b.requested = calloc(argc - 4, sizeof *b.requested);
@@ -453,6 +444,8 @@ int debian_image_build(int argc, char **argv)
 		die(EXIT_INTERNAL, "cannot make a work directory in %s: %s", b.images, strerror(errno));
 	snprintf(b.root, sizeof b.root, "%s/root", b.work);
 	int user_error = 0, r = build_steps(&b, err, sizeof err, &user_error);
+	if (b.root_fd >= 0)
+		close(b.root_fd);
 	if (tty)
 		fputs("\r\033[K", stderr);
 	remove_tree(b.work);

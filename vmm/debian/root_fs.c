@@ -48,8 +48,10 @@ int root_mkdirs(int rootfd, const char *path)
 
 #define MERGE_DEPTH 64
 
-/* srcfd's entries into rel (a directory path inside rootfd). */
-static int merge_dir(int rootfd, int srcfd, char *rel, size_t len, int depth, char *err, size_t n)
+/* srcfd's entries into rel (a directory path inside rootfd), which then
+ * gets mode (0: left as it is; set last, so a read-only one is filled
+ * first). */
+static int merge_dir(int rootfd, int srcfd, char *rel, size_t len, unsigned mode, int depth, char *err, size_t n)
 {
 	int dst = depth > MERGE_DEPTH ? -1 : root_mkdirs(rootfd, rel);
 	if (dst < 0)
@@ -75,12 +77,7 @@ static int merge_dir(int rootfd, int srcfd, char *rel, size_t len, int depth, ch
 				r = errmsg(err, n, "a package's /%s/%s: %s", rel, e->d_name, sub < 0 ? strerror(errno) : "path too long");
 			} else {
 				snprintf(rel + l, len - l, "%s%s", l ? "/" : "", e->d_name);
-				r = merge_dir(rootfd, sub, rel, len, depth + 1, err, n);
-				int made = r ? -1 : root_mkdirs(rootfd, rel);
-				if (made >= 0) { /* the package's mode (dpkg gives a shared directory the last one's) */
-					fchmod(made, st.st_mode & 07777);
-					close(made);
-				}
+				r = merge_dir(rootfd, sub, rel, len, st.st_mode & 07777, depth + 1, err, n);
 				rel[l] = 0;
 			}
 			if (sub >= 0)
@@ -90,6 +87,8 @@ static int merge_dir(int rootfd, int srcfd, char *rel, size_t len, int depth, ch
 		}
 	}
 	closedir(d);
+	if (!r && mode) /* the package's mode (dpkg gives a shared directory the last one's) */
+		fchmod(dst, mode);
 	close(dst);
 	return r;
 }
@@ -97,7 +96,7 @@ static int merge_dir(int rootfd, int srcfd, char *rel, size_t len, int depth, ch
 int root_merge(int rootfd, int srcfd, char *err, size_t n)
 {
 	char rel[4096] = "";
-	return merge_dir(rootfd, srcfd, rel, sizeof rel, 0, err, n);
+	return merge_dir(rootfd, srcfd, rel, sizeof rel, 0, 0, err, n);
 }
 
 /* /etc/NAME, replacing what a package put there. */

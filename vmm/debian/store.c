@@ -44,6 +44,7 @@ void remove_tree(const char *path)
 	nftw(path, open_up, 64, FTW_PHYS | FTW_MOUNT);
 	nftw(path, remove_one, 64, FTW_PHYS | FTW_MOUNT | FTW_DEPTH);
 }
+
 json_t *manifest_load(int images, const char *name)
 {
 	char path[NAME_MAX + 32];
@@ -55,6 +56,7 @@ json_t *manifest_load(int images, const char *name)
 	close(fd);
 	return json_is_object(m) ? m : (json_decref(m), NULL);
 }
+
 int debian_image_ls(int argc, char **argv)
 {
 	if (argc > 3)
@@ -125,6 +127,7 @@ int debian_image_rm(int argc, char **argv)
 	close(images);
 	return status;
 }
+
 int debian_image_find(const char *name, char **disk, char **env_base, char **digest, char *err, size_t n)
 {
 	*digest = NULL;
