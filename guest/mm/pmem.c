@@ -17,17 +17,26 @@
 static uint64_t used[MAX_PAGES / 64];
 static uint16_t *extra_refs; /* per page: more users than one (shared mappings); made on first use */
 static uint64_t dirty[MAX_PAGES / 64]; /* handed out once: clear it before reuse */
+/* One bit per word of used: all 64 pages taken.  Without it a nearly full
+ * memory made every page allocation walk the whole map (~25 us in 3 GiB,
+ * more than the page's first touch). */
+static uint64_t full[MAX_PAGES / 64 / 64 + 1];
 static size_t npages, nfree;
 
-
-
+static void set_used(size_t first, size_t n, int on)
+{
+	bits_set(used, first, n, on);
+	for (size_t w = first / 64; w <= (first + n - 1) / 64; w++)
+		bits_set(full, w, 1, used[w] == ~0ull);
+}
 
 void pmem_init(uint64_t ram_size)
 {
 	npages = ram_size / PAGE_SIZE;
 	memset(used, 0, sizeof used);
 	memset(dirty, 0, sizeof dirty);
-	bits_set(used, 0, HUSK_PROGRAM_MIN / PAGE_SIZE, 1); /* the kernel's */
+	memset(full, 0, sizeof full);
+	set_used(0, HUSK_PROGRAM_MIN / PAGE_SIZE, 1); /* the kernel's */
 	nfree = npages - HUSK_PROGRAM_MIN / PAGE_SIZE;
 }
 
@@ -36,7 +45,7 @@ void pmem_reserve(uint64_t pa, size_t len)
 	size_t first = pa / PAGE_SIZE, n = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
 	for (size_t i = first; i < first + n && i < npages; i++)
 		if (!bit_get(used, i)) {
-			bits_set(used, i, 1, 1);
+			set_used(i, 1, 1);
 			bits_set(dirty, i, 1, 1);
 			nfree--;
 		}
@@ -45,7 +54,7 @@ void pmem_reserve(uint64_t pa, size_t len)
 /* Marks [first, first+n) taken and zeroes what was used before. */
 static uint64_t take(size_t first, size_t n)
 {
-	bits_set(used, first, n, 1);
+	set_used(first, n, 1);
 	nfree -= n;
 	for (size_t i = first; i < first + n; i++)
 		if (bit_get(dirty, i))
@@ -60,7 +69,12 @@ uint64_t pmem_alloc(size_t n)
 		return 0;
 	size_t run = 0;
 	for (size_t i = npages; i-- > HUSK_PROGRAM_MIN / PAGE_SIZE;) {
-		if (i % 64 == 63 && used[i / 64] == ~0ull) {
+		if (i % (64 * 64) == 64 * 64 - 1 && full[i / 64 / 64] == ~0ull) {
+			run = 0;
+			i -= 64 * 64 - 1; /* 4096 pages taken */
+			continue;
+		}
+		if (i % 64 == 63 && bit_get(full, i / 64)) {
 			run = 0;
 			i -= 63;
 			continue;
@@ -103,7 +117,7 @@ void pmem_free(uint64_t pa, size_t n)
 			extra_refs[i]--; /* another user still has it */
 			continue;
 		}
-		bits_set(used, i, 1, 0);
+		set_used(i, 1, 0);
 		nfree++;
 	}
 }
