@@ -973,13 +973,22 @@ long mem_brk(uintptr_t want)
 	return m->brk;
 }
 
-/* Lowest run of n free pages, or 0. */
+/* Lowest run of n free pages, or 0.  A word all taken or all free is one
+ * step: a program refused memory tends to ask again and again, and each
+ * search that failed walked 3 GiB of map bit by bit. */
 static uintptr_t find_free(struct mm *m, size_t n)
 {
 	size_t total = pg(m, m->hi), run = 0;
 	for (size_t i = m->free_hint; i < total; i++) {
-		if (i % 64 == 0 && m->used[i / 64] == ~0ull && i + 64 <= total) {
-			run = 0;
+		uint64_t w = m->used[i / 64];
+		if (i % 64 == 0 && i + 64 <= total && (w == ~0ull || !w)) {
+			if (w) {
+				run = 0;
+				if (i == m->free_hint)
+					m->free_hint = i + 64;
+			} else if ((run += 64) >= n) {
+				return m->lo + (i + 64 - run) * PAGE_SIZE;
+			}
 			i += 63;
 			continue;
 		}
