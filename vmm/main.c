@@ -20,6 +20,7 @@
 #include "boot_fdt.h"
 #include "sandbox/confine.h"
 #include "disks/disks.h"
+#include "disks/file_server.h"
 #include "debian/debian.h"
 #include "elf_load.h"
 #include "errmsg.h"
@@ -67,6 +68,7 @@ struct session {
 	struct blk blks[MAX_DISKS];
 	struct net_stream net;     /* the network's device, when broker_fd >= 0 */
 	int broker_fd;             /* the VMM's end of the network broker's socket, or -1 */
+	int files_fd;              /* the VMM's end of the datasets' file server's socket, or -1 */
 	struct run_limits lim;
 	struct husk_report guest;  /* the guest's report, copied out by the run */
 	int audit;                 /* the audit file, or -1 */
@@ -199,6 +201,8 @@ static void prepare(struct session *s)
 			die(EXIT_USAGE, "%s", err);
 	}
 	add_disks(s);
+	if (file_server_start(&s->disks, &s->files_fd, err, sizeof err) < 0)
+		die(EXIT_INTERNAL, "%s", err);
 	if (audit_open(o, &s->audit, err, sizeof err))
 		die(EXIT_USAGE, "%s", err);
 	if (writeback_start(&s->wb, &s->disks, err, sizeof err))
@@ -274,6 +278,8 @@ static void attach_devices(struct session *s)
 		struct boot_device bd = { .fd = -1, .mount = d->mount, .read_only = d->read_only };
 		uint64_t base = attach(s, &s->blks[i].mmio, bd);
 		blk_init(&s->blks[i], base, &s->vm.mem, d->fd, d->size, d->read_only, d->mount);
+		if (d->top_fd >= 0)
+			blk_map_files(&s->blks[i], &d->map, s->files_fd, (uint32_t)i);
 	}
 	if (s->broker_fd >= 0) {
 		uint64_t base = attach(s, &s->net.mmio, (struct boot_device){ .fd = -1, .network = 1 });
@@ -354,6 +360,10 @@ static void confine_run(struct session *s)
 	vmm_fds_allow(&fds, s->wb.result, FD_READ);
 	if (s->broker_fd >= 0)
 		vmm_fds_allow(&fds, s->broker_fd, FD_READ | FD_WRITE);
+	if (s->files_fd >= 0) {
+		vmm_fds_allow(&fds, s->files_fd, FD_WRITE | FD_RECVMSG);
+		fds.file_slots = 1;
+	}
 	for (int i = 0; i < s->disks.n; i++)
 		vmm_fds_allow(&fds, s->disks.d[i].fd, s->disks.d[i].read_only ? FD_PREAD : FD_PREAD | FD_PWRITE);
 	if (confine_vmm(&fds, err, sizeof err))

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "husk/virtio_blk.h"
 #include "devices/virtio_mmio.h"
+#include "disks/copyin.h"
 
 struct blk {
 	struct virtio_mmio mmio;
@@ -19,10 +20,17 @@ struct blk {
 	uint64_t denied_writes;     /* writes refused on a read-only disk */
 	struct virtio_blk_config config;
 	char id[VIRTIO_BLK_ID_BYTES];
+	const struct copyin_map *map; /* a dataset's: its data blocks are read from host files */
+	int files;                  /* ... fds for them from this file server (file_server.h) */
+	uint32_t disk;              /* ... which knows this disk by this index */
+	uint64_t file_errors;       /* reads refused: a file not the one walked any more */
 };
 
 /* fd is the image (kept open by the device).  size in bytes, a multiple of
  * 512 (the rest is ignored). */
 void blk_init(struct blk *b, uint64_t base, const struct guest_mem *m, int fd, uint64_t size, int read_only,
 	      const char *id);
+/* Reads of the blocks map names go to the host files the file server at
+ * fd `files` opens. */
+void blk_map_files(struct blk *b, const struct copyin_map *map, int files, uint32_t disk);
 #endif

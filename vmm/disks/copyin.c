@@ -478,6 +478,7 @@ struct build {
 	struct gdir dirs[COPYIN_MAX_DEPTH + 1]; /* [depth] */
 	struct hlinks links;
 	blk64_t goal;        /* where the next blocks go: the tree laid out in order */
+	struct copyin_map *map; /* file data mapped here, not copied (NULL: copied) */
 	char data[CHUNK];    /* file data */
 	char bmap[2 * BS];   /* ext2fs_bmap2's scratch */
 };
@@ -519,8 +520,31 @@ static errcode_t map_block(struct build *b, ext2_ino_t ino, struct ext2_inode_la
 	return ext2fs_bmap2(b->fs, ino, (struct ext2_inode *)in, b->bmap, BMAP_ALLOC | BMAP_SET, lblk, NULL, &pblk);
 }
 
-/* n blocks of buf become the inode's blocks from lblk on, written in as few
- * runs of free blocks as there are. */
+/* The piece of the current file (the map's last) at byte off is image
+ * blocks [at, at+n). */
+static errcode_t add_extent(struct copyin_map *m, blk64_t at, blk64_t n, uint64_t off)
+{
+	struct copyin_extent *last = m->nx ? &m->x[m->nx - 1] : NULL;
+	uint32_t file = (uint32_t)(m->nf - 1);
+	if (last && last->file == file && last->block + last->blocks == at && last->offset + last->blocks * BS == off &&
+	    last->blocks + n <= UINT32_MAX) {
+		last->blocks += (uint32_t)n;
+		return 0;
+	}
+	if (m->nx == m->capx) {
+		size_t cap = m->capx ? 2 * m->capx : 1024;
+		struct copyin_extent *x = realloc(m->x, cap * sizeof *x);
+		if (!x)
+			return EXT2_ET_NO_MEMORY;
+		m->x = x, m->capx = cap;
+	}
+	m->x[m->nx++] = (struct copyin_extent){ at, off, (uint32_t)n, file };
+	return 0;
+}
+
+/* n blocks become the inode's blocks from lblk on, in as few runs of free
+ * blocks as there are: written from buf, or (buf NULL) mapped to the
+ * current file at lblk's offset. */
 static errcode_t put_blocks(struct build *b, ext2_ino_t ino, struct ext2_inode_large *in, blk64_t lblk,
 			    const char *buf, blk64_t n)
 {
@@ -530,7 +554,7 @@ static errcode_t put_blocks(struct build *b, ext2_ino_t ino, struct ext2_inode_l
 		if (e)
 			return e;
 		ext2fs_block_alloc_stats_range(b->fs, at, got, +1);
-		e = io_channel_write_blk64(b->fs->io, at, (int)got, buf);
+		e = buf ? io_channel_write_blk64(b->fs->io, at, (int)got, buf) : add_extent(b->map, at, got, lblk * BS);
 		for (blk64_t i = 0; !e && i < got; i++)
 			e = map_block(b, ino, in, lblk + i, at + i);
 		if (!e)
@@ -538,7 +562,9 @@ static errcode_t put_blocks(struct build *b, ext2_ino_t ino, struct ext2_inode_l
 		if (e)
 			return e;
 		b->goal = at + got;
-		buf += got * BS, lblk += got, n -= got;
+		if (buf)
+			buf += got * BS;
+		lblk += got, n -= got;
 	}
 	return 0;
 }
@@ -587,6 +613,13 @@ static int copy_data(struct walk *w, struct build *b, int fd, ext2_ino_t ino, st
 			data_range(fd, size, &start, &end);
 		if (start >= size)
 			break;
+		if (b->map) { /* the range's blocks, mapped to the file: nothing read */
+			errcode_t e = put_blocks(b, ino, in, start / BS, NULL, (end - start + BS - 1) / BS);
+			if (e)
+				return efail(w, "cannot map", e);
+			off = end;
+			continue;
+		}
 		size_t len = end - start < CHUNK ? (size_t)(end - start) : CHUNK;
 		ssize_t k = read_at(fd, b->data, len, start);
 		if (k < 0)
@@ -734,6 +767,23 @@ static int b_dir_out(struct walk *w)
 	return e ? efail(w, "cannot copy", e) : 0;
 }
 
+/* The current file becomes the map's last (its extents follow). */
+static int map_file(struct walk *w, struct copyin_map *m, const struct stat *st)
+{
+	if (m->nf == m->capf) {
+		size_t cap = m->capf ? 2 * m->capf : 1024;
+		struct copyin_file *f = realloc(m->f, cap * sizeof *f);
+		if (!f)
+			return fail(w, "cannot map", "out of memory");
+		m->f = f, m->capf = cap;
+	}
+	char *path = strdup(w->path);
+	if (!path)
+		return fail(w, "cannot map", "out of memory");
+	m->f[m->nf++] = (struct copyin_file){ path, st->st_dev, st->st_ino, (uint64_t)st->st_size };
+	return 0;
+}
+
 static int write_file(struct walk *w, const struct stat *st, ext2_ino_t ino, int fd)
 {
 	struct build *b = w->ctx;
@@ -741,6 +791,8 @@ static int write_file(struct walk *w, const struct stat *st, ext2_ino_t ino, int
 	memset(&in, 0, sizeof in);
 	fill_inode(&in, st, 0);
 	in.i_links_count = 1;
+	if (b->map && st->st_size && map_file(w, b->map, st))
+		return -1;
 	if (copy_data(w, b, fd, ino, &in, st))
 		return -1;
 	errcode_t e = ext2fs_inode_size_set(b->fs, (struct ext2_inode *)&in, (uint64_t)st->st_size);
@@ -832,8 +884,14 @@ static int make_fs(int image_fd, uint64_t bytes, uint64_t inodes, ext2_filsys *f
 	return 0;
 }
 
-int copyin_build(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struct copyin_record *rec, char *err,
-		 size_t n)
+static int by_block(const void *a, const void *b)
+{
+	uint64_t x = ((const struct copyin_extent *)a)->block, y = ((const struct copyin_extent *)b)->block;
+	return x < y ? -1 : x > y;
+}
+
+static int build(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struct copyin_record *rec,
+		 struct copyin_map *map, char *err, size_t n)
 {
 	if (rec)
 		*rec = (struct copyin_record){ NULL, 0 };
@@ -843,6 +901,7 @@ int copyin_build(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struc
 	struct build *b = calloc(1, sizeof *b);
 	if (!b)
 		return errmsg(err, n, "cannot make the image: out of memory");
+	b->map = map;
 	int r = make_fs(image_fd, bytes, inodes, &b->fs, err, n);
 	if (!r && walk_tree(&build_ops, b, dirfd, rec, err, n)) {
 		ext2fs_free(b->fs);
@@ -857,4 +916,31 @@ int copyin_build(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struc
 	free(b->links.t);
 	free(b);
 	return r;
+}
+
+int copyin_build(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struct copyin_record *rec, char *err,
+		 size_t n)
+{
+	return build(dirfd, image_fd, bytes, inodes, rec, NULL, err, n);
+}
+
+int copyin_build_mapped(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struct copyin_record *rec,
+			struct copyin_map *map, char *err, size_t n)
+{
+	*map = (struct copyin_map){ 0 };
+	if (build(dirfd, image_fd, bytes, inodes, rec, map, err, n)) {
+		copyin_map_free(map);
+		return -1;
+	}
+	qsort(map->x, map->nx, sizeof *map->x, by_block); /* in order unless the allocator wrapped around */
+	return 0;
+}
+
+void copyin_map_free(struct copyin_map *map)
+{
+	for (size_t i = 0; i < map->nf; i++)
+		free(map->f[i].path);
+	free(map->f);
+	free(map->x);
+	*map = (struct copyin_map){ 0 };
 }

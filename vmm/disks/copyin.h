@@ -66,6 +66,35 @@ int copyin_measure(int dirfd, uint64_t *bytes, uint64_t *entries, struct copyin_
 int copyin_build(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struct copyin_record *rec, char *err,
 		 size_t errlen);
 
+/* A read-only image whose file data stays in the host files: the image
+ * holds the metadata, its data blocks are allocated but never written (a
+ * sparse file), and each run of them is a piece of one host file, read from
+ * there when the guest reads those blocks (dataset.c, virtio_blk.c). */
+struct copyin_extent {
+	uint64_t block;  /* first image block (4 KiB) */
+	uint64_t offset; /* where in the file, in bytes (a multiple of 4 KiB) */
+	uint32_t blocks;
+	uint32_t file;   /* index in copyin_map.f */
+};
+
+struct copyin_file {
+	char *path;          /* from the top, as walked */
+	uint64_t dev, ino, size;
+};
+
+struct copyin_map {
+	struct copyin_extent *x; /* sorted by block, not overlapping */
+	size_t nx, capx;
+	struct copyin_file *f;
+	size_t nf, capf;
+};
+
+/* copyin_build, the data mapped into map instead of copied (map->x sorted
+ * as it is built: blocks are taken in order). */
+int copyin_build_mapped(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struct copyin_record *rec,
+			struct copyin_map *map, char *err, size_t errlen);
+void copyin_map_free(struct copyin_map *map);
+
 const struct copyin_entry *copyin_find(const struct copyin_record *rec, const char *path);
 void copyin_record_free(struct copyin_record *rec);
 #endif

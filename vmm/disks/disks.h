@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The disks a run gets, prepared on the host: read-only datasets (--ro), the
  * system disk of an image (/usr), the writable workdir (-w).  Directories are
- * opened once, with no symlink in their path, and copied into ext2 images
- * through that fd (copyin.h). */
+ * opened once, with no symlink in their path; the workdir is copied into an
+ * ext2 image through that fd (copyin.h), a dataset's metadata only, its data
+ * read from the host files (dataset.h). */
 #ifndef HUSK_DISKS_H
 #define HUSK_DISKS_H
 #include <stddef.h>
@@ -17,6 +18,8 @@ struct disk {
 	int read_only;
 	char image[4096];    /* the image file */
 	int temporary;       /* image is husk's own, deleted after the run */
+	struct copyin_map map; /* a dataset's: its data blocks are in host files (dataset.h) */
+	int top_fd;          /* ... under this directory (-1: none) */
 };
 
 struct disks {

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "disks/file_server.h"
 #include "sandbox/confine.h"
 #include "errmsg.h"
 
@@ -23,7 +24,7 @@ static const int vmm_calls[] = {
 /* The calls allowed only on the fds given for them (first argument). */
 static const struct { unsigned may; int call; } vmm_fd_calls[] = {
 	{ FD_READ, SCMP_SYS(read) }, { FD_WRITE, SCMP_SYS(write) }, { FD_WRITE, SCMP_SYS(writev) },
-	{ FD_PREAD, SCMP_SYS(pread64) }, { FD_PWRITE, SCMP_SYS(pwrite64) },
+	{ FD_PREAD, SCMP_SYS(pread64) }, { FD_PWRITE, SCMP_SYS(pwrite64) }, { FD_RECVMSG, SCMP_SYS(recvmsg) },
 };
 
 /* The supervisor waits, passes a stop request to the VMM and kills it
@@ -55,6 +56,12 @@ static int vmm_rules(scmp_filter_ctx ctx, const struct vmm_fds *f)
 			if (f->fd[i].may & vmm_fd_calls[k].may)
 				r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, vmm_fd_calls[k].call, 1,
 						     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->fd[i].fd));
+	if (!r && f->file_slots) /* the datasets' files, in their slots */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(pread64), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, ~(scmp_datum_t)(FILE_SLOTS - 1), FILE_SLOT_BASE));
+	if (!r && f->file_slots)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(dup3), 1,
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, ~(scmp_datum_t)(FILE_SLOTS - 1), FILE_SLOT_BASE));
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
 	if (!r)
@@ -79,10 +86,10 @@ static int supervisor_rules(scmp_filter_ctx ctx, pid_t vmm)
 static int confine(const int *calls, size_t ncalls, const struct vmm_fds *fds, pid_t vmm, char *err, size_t n)
 {
 	/* No core dumps of guest memory, no new processes or files. */
-	struct rlimit zero = { 0, 0 };
+	struct rlimit zero = { 0, 0 }, slots = { FILE_SLOT_BASE + FILE_SLOTS, FILE_SLOT_BASE + FILE_SLOTS };
 	setrlimit(RLIMIT_CORE, &zero);
 	setrlimit(RLIMIT_NPROC, &zero);
-	setrlimit(RLIMIT_NOFILE, &zero);
+	setrlimit(RLIMIT_NOFILE, fds && fds->file_slots ? &slots : &zero); /* the file server's fds come below it */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return errmsg(err, n, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);

@@ -4,14 +4,15 @@
  * PR_SET_NO_NEW_PRIVS, then a libseccomp allowlist (kill on violation) of
  * the system calls the run loop and its devices make: read, write, pread64
  * and pwrite64 only on the file descriptors given for each, mmap never with
- * PROT_EXEC (mprotect not at all), ioctl only with KVM_RUN and KVM_GET_REGS. */
+ * PROT_EXEC (mprotect not at all), ioctl only with KVM_RUN and KVM_GET_REGS;
+ * with datasets, recvmsg of the file server's fds into the file slots. */
 #ifndef HUSK_CONFINE_H
 #define HUSK_CONFINE_H
 #include <stddef.h>
 #include <sys/types.h>
 
 /* What the confined VMM may do with a file descriptor. */
-enum { FD_READ = 1, FD_WRITE = 2, FD_PREAD = 4, FD_PWRITE = 8 };
+enum { FD_READ = 1, FD_WRITE = 2, FD_PREAD = 4, FD_PWRITE = 8, FD_RECVMSG = 16 };
 
 /* Room for stdio, the audit file, the write-back helper's pipes and the
  * disks (MAX_DISKS, 12). */
@@ -19,6 +20,7 @@ enum { FD_READ = 1, FD_WRITE = 2, FD_PREAD = 4, FD_PWRITE = 8 };
 
 struct vmm_fds {
 	int n, overflow;
+	int file_slots; /* the datasets' file slots (file_server.h): pread there, dup3 into them */
 	struct { int fd; unsigned may; } fd[VMM_FDS_MAX];
 };
 

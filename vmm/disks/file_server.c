@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The datasets' file server and the VMM's side of it (file_server.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "disks/file_server.h"
+#include "errmsg.h"
+#include "sandbox/stop.h"
+
+#define SERVER_FD 3
+#define TOP_FD0 4 /* the datasets' tops, by disk index */
+
+struct request {
+	uint32_t disk, file;
+};
+
+/* ---- the server ---------------------------------------------------------- */
+
+static const int server_calls[] = {
+	SCMP_SYS(read), SCMP_SYS(sendmsg), SCMP_SYS(openat2), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(close),
+	SCMP_SYS(rt_sigreturn), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(brk), SCMP_SYS(munmap),
+	SCMP_SYS(futex), SCMP_SYS(sigaltstack), /* the sanitizers' runtime, in test builds */
+};
+
+static int confine(void)
+{
+	struct rlimit files = { TOP_FD0 + MAX_DISKS + 8, TOP_FD0 + MAX_DISKS + 8 };
+	struct rlimit none = { 0, 0 };
+	if (setrlimit(RLIMIT_NOFILE, &files) || setrlimit(RLIMIT_NPROC, &none) || setrlimit(RLIMIT_CORE, &none) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	if (!ctx)
+		return -1;
+	int r = 0;
+	for (size_t i = 0; !r && i < sizeof server_calls / sizeof server_calls[0]; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, server_calls[i], 0);
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (!r)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r ? -1 : 0;
+}
+
+/* File f of disk d opened read-only, if it is still the file walked; the
+ * fd, or -errno. */
+static int open_file(int top, const struct copyin_file *f)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME, /* a fifo swapped in must not block */
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, top, f->path, &how, sizeof how);
+	if (fd < 0 && errno == EPERM) { /* O_NOATIME: only for the owner */
+		how.flags &= ~(uint64_t)O_NOATIME;
+		fd = (int)syscall(SYS_openat2, top, f->path, &how, sizeof how);
+	}
+	if (fd < 0)
+		return errno == ENOENT || errno == ELOOP || errno == EXDEV ? -ESTALE : -errno;
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_dev != f->dev || st.st_ino != f->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+static int reply(int sock, int status, int fd)
+{
+	int32_t st = status;
+	struct iovec iov = { &st, sizeof st };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (fd >= 0) {
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof u.buf;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	}
+	ssize_t k;
+	while ((k = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return k == sizeof st ? 0 : -1;
+}
+
+static int serve(const struct disks *ds)
+{
+	for (;;) {
+		struct request rq;
+		ssize_t k = read(SERVER_FD, &rq, sizeof rq);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0)
+			return 0; /* the VMM is gone */
+		int fd = -EINVAL;
+		if (k == sizeof rq && rq.disk < (uint32_t)ds->n && ds->d[rq.disk].top_fd >= 0 &&
+		    rq.file < ds->d[rq.disk].map.nf)
+			fd = open_file(TOP_FD0 + (int)rq.disk, &ds->d[rq.disk].map.f[rq.file]);
+		int r = reply(SERVER_FD, fd < 0 ? -fd : 0, fd);
+		if (fd >= 0)
+			close(fd);
+		if (r)
+			return 1;
+	}
+}
+
+int file_server_start(const struct disks *ds, int *vmm_fd, char *err, size_t n)
+{
+	*vmm_fd = -1;
+	int any = 0;
+	for (int i = 0; i < ds->n; i++)
+		any |= ds->d[i].top_fd >= 0;
+	if (!any)
+		return 0;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp))
+		return errmsg_errno(err, n, "dataset file server: socketpair");
+	pid_t parent = getpid(), pid = fork();
+	if (pid < 0) {
+		close(sp[0]);
+		close(sp[1]);
+		return errmsg_errno(err, n, "dataset file server: fork");
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		/* everything above the numbers it is given first, so that none is
+		 * where another goes */
+		int s = fcntl(sp[1], F_DUPFD_CLOEXEC, 64);
+		if (s < 0 || dup3(s, SERVER_FD, O_CLOEXEC) < 0)
+			_exit(1);
+		int tops[MAX_DISKS];
+		for (int i = 0; i < ds->n; i++)
+			if ((tops[i] = ds->d[i].top_fd >= 0 ? fcntl(ds->d[i].top_fd, F_DUPFD_CLOEXEC, 64) : -1) < 0 &&
+			    ds->d[i].top_fd >= 0)
+				_exit(1);
+		for (int i = 0; i < ds->n; i++)
+			if (tops[i] >= 0 ? dup3(tops[i], TOP_FD0 + i, O_CLOEXEC) < 0 : close(TOP_FD0 + i) < 0 && errno != EBADF)
+				_exit(1);
+		close(0), close(1); /* stderr stays, for a sanitizer's report */
+		close_range(TOP_FD0 + ds->n, ~0u, 0); /* nothing else of husk's */
+		if (confine())
+			_exit(1);
+		_exit(serve(ds));
+	}
+	close(sp[1]);
+	*vmm_fd = sp[0];
+	return pid;
+}
+
+/* ---- the VMM's side ---------------------------------------------------------- */
+
+static struct {
+	uint32_t disk, file;
+	int used;
+	uint64_t last;
+} slots[FILE_SLOTS];
+static uint64_t tick;
+
+/* One answer: a status, and an fd with status 0. */
+static int receive(int sock, int *fd)
+{
+	int32_t st;
+	struct iovec iov = { &st, sizeof st };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+	ssize_t k;
+	while ((k = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR && !stop_requested())
+		;
+	*fd = -1;
+	struct cmsghdr *c = k == sizeof st ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(c), sizeof *fd);
+	if (k != sizeof st || (st == 0) != (*fd >= 0) || st < 0) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return -EIO;
+	}
+	return -st;
+}
+
+int file_server_open(int sock, uint32_t disk, uint32_t file)
+{
+	int lru = 0;
+	for (int i = 0; i < FILE_SLOTS; i++) {
+		if (slots[i].used && slots[i].disk == disk && slots[i].file == file) {
+			slots[i].last = ++tick;
+			return FILE_SLOT_BASE + i;
+		}
+		if (!slots[i].used || (slots[lru].used && slots[i].last < slots[lru].last))
+			lru = i;
+	}
+	struct request rq = { disk, file };
+	ssize_t k;
+	while ((k = write(sock, &rq, sizeof rq)) < 0 && errno == EINTR && !stop_requested())
+		;
+	if (k != sizeof rq)
+		return -EIO;
+	int fd, r = receive(sock, &fd);
+	if (r)
+		return r;
+	/* dup3 onto the slot closes the file it held */
+	int slot = dup3(fd, FILE_SLOT_BASE + lru, O_CLOEXEC);
+	close(fd);
+	if (slot < 0) {
+		slots[lru].used = 0;
+		return -EIO;
+	}
+	slots[lru].disk = disk, slots[lru].file = file, slots[lru].used = 1, slots[lru].last = ++tick;
+	return slot;
+}
