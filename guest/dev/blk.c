@@ -11,7 +11,7 @@
 #include "dev/virtio.h"
 #include "mm/mm.h"
 
-#define MAX_REQUEST (1u << 20) /* bytes per request: bounds one host pread */
+#define MAX_REQUEST (4u << 20) /* bytes per request: bounds one host pread */
 _Static_assert(MAX_REQUEST <= HUSK_BLK_MAX_REQUEST, "the VMM refuses larger requests");
 #define SECTOR VIRTIO_BLK_SECTOR_SIZE
 

@@ -135,9 +135,11 @@ void copyin_record_free(struct copyin_record *rec)
 
 /* ---- the walk -------------------------------------------------------------------- */
 
+#define SPARSE_ONLY 2 /* (mapping: only a file with holes is read, for where they are) */
+
 struct walk;
 struct walk_ops {
-	int read_files; /* files are reopened for reading (else only fstat'ed) */
+	int read_files; /* files are reopened for reading (else only fstat'ed); SPARSE_ONLY: those with holes */
 	int (*dir_in)(struct walk *w, const struct stat *st);
 	int (*dir_out)(struct walk *w);
 	int (*file)(struct walk *w, int fd, const struct stat *st);
@@ -233,7 +235,8 @@ static int visit_dir(struct walk *w, int pfd)
 
 static int visit_file(struct walk *w, int pfd, const struct stat *pst)
 {
-	if (!w->ops->read_files)
+	if (!w->ops->read_files ||
+	    (w->ops->read_files == SPARSE_ONLY && (uint64_t)pst->st_blocks * 512 >= (uint64_t)pst->st_size))
 		return w->ops->file(w, -1, pst);
 	/* O_NOATIME where allowed (the owner, or CAP_FOWNER): a copy leaves
 	 * the host's access times alone. */
@@ -841,6 +844,7 @@ static int b_symlink(struct walk *w, const struct stat *st, const char *target)
 }
 
 static const struct walk_ops build_ops = { 1, b_dir_in, b_dir_out, b_file, b_symlink };
+static const struct walk_ops map_ops = { SPARSE_ONLY, b_dir_in, b_dir_out, b_file, b_symlink };
 
 /* An empty ext2 file system in image_fd, as `mke2fs -t ext2 -b 4096 -I 256
  * -m 0 -O ^resize_inode,^dir_index,^ext_attr` makes it, without
@@ -903,7 +907,7 @@ static int build(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes, struc
 		return errmsg(err, n, "cannot make the image: out of memory");
 	b->map = map;
 	int r = make_fs(image_fd, bytes, inodes, &b->fs, err, n);
-	if (!r && walk_tree(&build_ops, b, dirfd, rec, err, n)) {
+	if (!r && walk_tree(map ? &map_ops : &build_ops, b, dirfd, rec, err, n)) {
 		ext2fs_free(b->fs);
 		r = -1;
 	} else if (!r) {

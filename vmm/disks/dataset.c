@@ -224,7 +224,7 @@ static int build(struct disk *d, int cache, const char *key, int dirfd, const ch
 		r = errmsg(err, n, "--ro %s: %s", path, why);
 	} else if (!map_valid(&d->map, size)) {
 		r = errmsg(err, n, "--ro %s: the map of its image is inconsistent (a bug)", path);
-	} else if (map_save(map, &d->map, size) == 0 && fdatasync(map) == 0) {
+	} else if (map_save(map, &d->map, size) == 0) { /* no fsync: a torn map is refused by map_load */
 		char again[2 * SHA256_DIGEST_SIZE + 1];
 		tree_key(dirfd, &rec, again);
 		snprintf(name, sizeof name, "ro-%s.map", key);

@@ -20,8 +20,18 @@
 #define SERVER_FD 3
 #define TOP_FD0 4 /* the datasets' tops, by disk index */
 
+/* File `file` of disk `disk`, and as many of the ones after it as opened
+ * in turn, up to `want` (a tree read in order: one round trip per
+ * PREFETCH files instead of one each). */
 struct request {
-	uint32_t disk, file;
+	uint32_t disk, file, want;
+};
+
+#define PREFETCH 16
+
+struct answer {
+	int32_t status; /* of the first file; its fd and those after it come with status 0 */
+	uint32_t count;
 };
 
 /* ---- the server ---------------------------------------------------------- */
@@ -34,7 +44,7 @@ static const int server_calls[] = {
 
 static int confine(void)
 {
-	struct rlimit files = { TOP_FD0 + MAX_DISKS + 8, TOP_FD0 + MAX_DISKS + 8 };
+	struct rlimit files = { TOP_FD0 + MAX_DISKS + PREFETCH + 8, TOP_FD0 + MAX_DISKS + PREFETCH + 8 };
 	struct rlimit none = { 0, 0 };
 	if (setrlimit(RLIMIT_NOFILE, &files) || setrlimit(RLIMIT_NPROC, &none) || setrlimit(RLIMIT_CORE, &none) ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
@@ -76,28 +86,31 @@ static int open_file(int top, const struct copyin_file *f)
 	return fd;
 }
 
-static int reply(int sock, int status, int fd)
+/* cmsg room for PREFETCH fds */
+union fds_msg {
+	char buf[CMSG_SPACE(PREFETCH * sizeof(int))];
+	struct cmsghdr align;
+};
+
+static int reply(int sock, int status, const int *fd, uint32_t count)
 {
-	int32_t st = status;
-	struct iovec iov = { &st, sizeof st };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
+	struct answer a = { status, count };
+	struct iovec iov = { &a, sizeof a };
+	union fds_msg u;
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (fd >= 0) {
+	if (count) {
 		msg.msg_control = u.buf;
-		msg.msg_controllen = sizeof u.buf;
+		msg.msg_controllen = CMSG_SPACE(count * sizeof(int));
 		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+		c->cmsg_len = CMSG_LEN(count * sizeof(int));
+		memcpy(CMSG_DATA(c), fd, count * sizeof(int));
 	}
 	ssize_t k;
 	while ((k = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
 		;
-	return k == sizeof st ? 0 : -1;
+	return k == sizeof a ? 0 : -1;
 }
 
 static int serve(const struct disks *ds)
@@ -109,13 +122,25 @@ static int serve(const struct disks *ds)
 			continue;
 		if (k == 0)
 			return 0; /* the VMM is gone */
-		int fd = -EINVAL;
+		int fd[PREFETCH], status = EINVAL;
+		uint32_t count = 0;
 		if (k == sizeof rq && rq.disk < (uint32_t)ds->n && ds->d[rq.disk].top_fd >= 0 &&
-		    rq.file < ds->d[rq.disk].map.nf)
-			fd = open_file(TOP_FD0 + (int)rq.disk, &ds->d[rq.disk].map.f[rq.file]);
-		int r = reply(SERVER_FD, fd < 0 ? -fd : 0, fd);
-		if (fd >= 0)
-			close(fd);
+		    rq.file < ds->d[rq.disk].map.nf && rq.want >= 1 && rq.want <= PREFETCH) {
+			const struct copyin_map *m = &ds->d[rq.disk].map;
+			status = 0;
+			for (uint32_t i = rq.file; i < m->nf && count < rq.want; i++, count++) {
+				int f = open_file(TOP_FD0 + (int)rq.disk, &m->f[i]);
+				if (f < 0) {
+					if (!count)
+						status = -f;
+					break;
+				}
+				fd[count] = f;
+			}
+		}
+		int r = reply(SERVER_FD, status, fd, count);
+		for (uint32_t i = 0; i < count; i++)
+			close(fd[i]);
 		if (r)
 			return 1;
 	}
@@ -174,60 +199,89 @@ static struct {
 	uint64_t last;
 } slots[FILE_SLOTS];
 static uint64_t tick;
+static uint32_t next_disk, next_file = UINT32_MAX; /* where a tree read in order asks next */
 
-/* One answer: a status, and an fd with status 0. */
-static int receive(int sock, int *fd)
+static int slot_of(uint32_t disk, uint32_t file)
 {
-	int32_t st;
-	struct iovec iov = { &st, sizeof st };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
+	for (int i = 0; i < FILE_SLOTS; i++)
+		if (slots[i].used && slots[i].disk == disk && slots[i].file == file)
+			return i;
+	return -1;
+}
+
+/* fd goes into the least recently used slot (closing what it held);
+ * the slot's number, or -1. */
+static int install(uint32_t disk, uint32_t file, int fd)
+{
+	int lru = 0;
+	for (int i = 1; i < FILE_SLOTS && slots[lru].used; i++)
+		if (!slots[i].used || slots[i].last < slots[lru].last)
+			lru = i;
+	int slot = dup3(fd, FILE_SLOT_BASE + lru, O_CLOEXEC);
+	close(fd);
+	if (slot < 0) {
+		slots[lru].used = 0;
+		return -1;
+	}
+	slots[lru].disk = disk, slots[lru].file = file, slots[lru].used = 1, slots[lru].last = ++tick;
+	return slot;
+}
+
+/* One answer: the status, and the fds that came with it (*count). */
+static int receive(int sock, int *fd, uint32_t *count)
+{
+	struct answer a;
+	struct iovec iov = { &a, sizeof a };
+	union fds_msg u;
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
 	ssize_t k;
 	while ((k = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR && !stop_requested())
 		;
-	*fd = -1;
-	struct cmsghdr *c = k == sizeof st ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(fd, CMSG_DATA(c), sizeof *fd);
-	if (k != sizeof st || (st == 0) != (*fd >= 0) || st < 0) {
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
+	*count = 0;
+	struct cmsghdr *c = k == sizeof a ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(0)) {
+		*count = (uint32_t)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		if (*count > PREFETCH)
+			*count = PREFETCH;
+		memcpy(fd, CMSG_DATA(c), *count * sizeof(int));
+	}
+	if (k != sizeof a || a.count != *count || (a.status == 0) != (*count > 0) || a.status < 0) {
+		for (uint32_t i = 0; i < *count; i++)
+			close(fd[i]);
+		*count = 0;
 		return -EIO;
 	}
-	return -st;
+	return -a.status;
 }
 
 int file_server_open(int sock, uint32_t disk, uint32_t file)
 {
-	int lru = 0;
-	for (int i = 0; i < FILE_SLOTS; i++) {
-		if (slots[i].used && slots[i].disk == disk && slots[i].file == file) {
-			slots[i].last = ++tick;
-			return FILE_SLOT_BASE + i;
-		}
-		if (!slots[i].used || (slots[lru].used && slots[i].last < slots[lru].last))
-			lru = i;
+	int i = slot_of(disk, file);
+	if (i >= 0) {
+		slots[i].last = ++tick;
+		return FILE_SLOT_BASE + i;
 	}
-	struct request rq = { disk, file };
+	struct request rq = { disk, file, disk == next_disk && file == next_file ? PREFETCH : 1 };
 	ssize_t k;
 	while ((k = write(sock, &rq, sizeof rq)) < 0 && errno == EINTR && !stop_requested())
 		;
 	if (k != sizeof rq)
 		return -EIO;
-	int fd, r = receive(sock, &fd);
+	int fd[PREFETCH], slot = -EIO;
+	uint32_t count;
+	int r = receive(sock, fd, &count);
 	if (r)
 		return r;
-	/* dup3 onto the slot closes the file it held */
-	int slot = dup3(fd, FILE_SLOT_BASE + lru, O_CLOEXEC);
-	close(fd);
-	if (slot < 0) {
-		slots[lru].used = 0;
-		return -EIO;
+	/* the ones after it first: the file asked for is then the most recent */
+	for (uint32_t n = count; n-- > 0;) {
+		if (n && slot_of(disk, file + n) >= 0) {
+			close(fd[n]);
+			continue;
+		}
+		int s = install(disk, file + n, fd[n]);
+		if (!n)
+			slot = s < 0 ? -EIO : s;
 	}
-	slots[lru].disk = disk, slots[lru].file = file, slots[lru].used = 1, slots[lru].last = ++tick;
+	next_disk = disk, next_file = file + count;
 	return slot;
 }
