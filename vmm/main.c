@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 #include "audit.h"
+#include "cache.h"
 #include "boot_fdt.h"
 #include "sandbox/confine.h"
 #include "disks/disks.h"
@@ -494,6 +495,8 @@ int main(int argc, char **argv)
 		return debian_image_command(argc, argv);
 	if (!strcmp(argv[1], "images"))
 		return images_command(argc, argv);
+	if (!strcmp(argv[1], "cache"))
+		return cache_command(argc, argv);
 	if (!strcmp(argv[1], "writeback")) {
 		if (argc != 4)
 			usage_error("usage: husk writeback IMAGE DIR (an image kept by a write-back that failed)");

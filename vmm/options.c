@@ -101,8 +101,7 @@ void options_help(void)
 	       NET_MAX_RESOLVES_DEFAULT);
 }
 
-/* "256M", "1G", "1048576": bytes. */
-static uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint64_t max)
+uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint64_t max)
 {
 	char *end;
 	errno = 0;
@@ -114,6 +113,7 @@ static uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint6
 	case 'k': case 'K': shift = 10; end++; break;
 	case 'm': case 'M': shift = 20; end++; break;
 	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
 	}
 	if (*end == 'i' && shift)
 		end++;

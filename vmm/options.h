@@ -48,4 +48,7 @@ struct options {
 void parse_options(int argc, char **argv, struct options *o, int need_program);
 /* husk --help. */
 void options_help(void);
+/* "256M", "1G", "2T", "1048576": bytes from min to max, else a usage error
+ * naming `what`. */
+uint64_t parse_bytes(const char *what, const char *s, uint64_t min, uint64_t max);
 #endif

@@ -167,8 +167,10 @@ static int download(struct build *b, char *err, size_t n)
 		files[i] = deb_file_name(d);
 		if (!files[i])
 			return errmsg(err, n, "out of memory");
-		if (faccessat(b->debs_fd, files[i], R_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		if (faccessat(b->debs_fd, files[i], R_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+			cache_touch(b->debs_fd, files[i]); /* used: the last the cache's cap removes */
 			continue;
+		}
 		if (asprintf(&argv[k++], "%s:%s=%s", d->name, d->arch, d->version) < 0)
 			return errmsg(err, n, "out of memory");
 		missing++;
@@ -452,6 +454,10 @@ int debian_image_build(int argc, char **argv)
 	if (r < 0)
 		die(user_error ? EXIT_USAGE : EXIT_INTERNAL, "image %s: %s", b.name, err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	char entry[NAME_MAX + 16];
+	snprintf(entry, sizeof entry, "images/%s", b.name);
+	cache_touch(b.images_fd, b.name);
+	cache_trim(entry); /* within HUSK_CACHE_MAX, this image kept */
 	if (r == 0)
 		progress(b.name, "%d packages, %llu MB disk, built in %.0f s: husk run --image %s COMMAND...",
 			 b.closure.n, (unsigned long long)(b.disk_bytes >> 20),

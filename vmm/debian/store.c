@@ -146,6 +146,8 @@ int debian_image_find(const char *name, char **disk, char **env_base, char **dig
 	if (d && !(*digest = strdup(d)))
 		r = -1;
 	json_decref(m);
+	if (!r)
+		cache_touch(images, name); /* used: the last the cache's cap removes */
 	close(images);
 	if (r || !S_ISREG(st.st_mode))
 		return errmsg(err, n, "no Debian image '%s' in %s (build it: husk image build %s PACKAGE...; husk image ls lists them)",

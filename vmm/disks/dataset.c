@@ -280,13 +280,18 @@ int dataset_attach(struct disk *d, int dirfd, const char *path, char *err, size_
 		d->fd = img, img = -1;
 		d->size = size;
 		r = 0;
+		cache_touch(cache, name); /* used: the last the cache's cap removes */
 	}
 	if (img >= 0)
 		close(img);
 	if (map >= 0)
 		close(map);
-	if (r)
+	if (r) {
 		r = build(d, cache, key, dirfd, path, size, entries + 64, err, n);
+		name[strlen(name) - 4] = 0; /* the entry: ro-KEY */
+		if (!r)
+			cache_trim(name);
+	}
 	close(cache);
 	if (!r && (d->top_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		copyin_map_free(&d->map);
