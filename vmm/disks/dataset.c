@@ -259,8 +259,12 @@ int dataset_attach(struct disk *d, int dirfd, const char *path, char *err, size_
 {
 	uint64_t bytes, entries;
 	struct copyin_record rec;
-	char why[1024], key[2 * SHA256_DIGEST_SIZE + 1], name[96], dir[PATH_MAX];
-	if (copyin_measure(dirfd, &bytes, &entries, &rec, why, sizeof why))
+	char why[1024], key[2 * SHA256_DIGEST_SIZE + 1], name[96], dir[PATH_MAX], label[PATH_MAX + 32];
+	snprintf(label, sizeof label, "--ro %s", path);
+	copyin_progress(label);
+	int m = copyin_measure(dirfd, &bytes, &entries, &rec, why, sizeof why);
+	copyin_progress(NULL);
+	if (m)
 		return errmsg(err, n, "--ro %s: %s", path, why);
 	tree_key(dirfd, &rec, key);
 	copyin_record_free(&rec);
@@ -287,7 +291,9 @@ int dataset_attach(struct disk *d, int dirfd, const char *path, char *err, size_
 	if (map >= 0)
 		close(map);
 	if (r) {
+		copyin_progress(label);
 		r = build(d, cache, key, dirfd, path, size, entries + 64, err, n);
+		copyin_progress(NULL);
 		name[strlen(name) - 4] = 0; /* the entry: ro-KEY */
 		if (!r)
 			cache_trim(name);

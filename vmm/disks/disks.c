@@ -223,12 +223,19 @@ int disks_add_workdir(struct disks *ds, const char *dir, uint64_t size, char *er
 	if (ds->workdir_fd < 0)
 		return errmsg(err, n, "workdir %s: %s", dir, why);
 	uint64_t bytes, entries;
-	if (copyin_measure(ds->workdir_fd, &bytes, &entries, NULL, why, sizeof why))
-		return errmsg(err, n, "workdir %s: %s", dir, why);
-	if (bytes + entries * 4096 + (8ull << 20) > size)
-		return errmsg(err, n, "workdir %s holds more than the %llu MiB disk (--disk)", dir,
-			      (unsigned long long)(size >> 20));
-	return workdir_image(ds, d, size, entries, err, n);
+	char label[PATH_MAX + 16];
+	snprintf(label, sizeof label, "workdir %s", dir);
+	copyin_progress(label);
+	int r = copyin_measure(ds->workdir_fd, &bytes, &entries, NULL, why, sizeof why);
+	if (r)
+		errmsg(err, n, "workdir %s: %s", dir, why);
+	else if (bytes + entries * 4096 + (8ull << 20) > size)
+		r = errmsg(err, n, "workdir %s holds more than the %llu MiB disk (--disk)", dir,
+			   (unsigned long long)(size >> 20));
+	else
+		r = workdir_image(ds, d, size, entries, err, n);
+	copyin_progress(NULL);
+	return r;
 }
 
 void disks_release(struct disks *ds)
