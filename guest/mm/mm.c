@@ -32,9 +32,11 @@
  *
  * Of the protections only PROT_NONE is enforced, in the arena: its pages are
  * made not present (a block's mapping is split into 4 KiB ones for them), and
- * system calls refuse them (EFAULT).  Read-only and no-exec are not: the
- * program shares the kernel's privilege, and a page not writable is one
- * shared copy-on-write. */
+ * system calls refuse them (EFAULT).  A mapping made PROT_NONE is a
+ * reservation: its pages get memory only when mprotect opens them (glibc
+ * reserves 128 MiB of address space for each thread's malloc arena).
+ * Read-only and no-exec are not enforced: the program shares the kernel's
+ * privilege, and a page not writable is one shared copy-on-write. */
 #include <errno.h>
 #include <string.h>
 #include "kernel.h"
@@ -438,13 +440,22 @@ int mm_is_shared(uintptr_t a)
 }
 
 /* Pages [a, a+len) of the arena present (or not): -ENOMEM when a table
- * page cannot be had. */
+ * page cannot be had.  A page with no memory behind it (reserved: mapped
+ * PROT_NONE) only gets or loses the mark: mem_mprotect backs it first. */
 static int set_access(struct mm *m, uintptr_t a, size_t len, int on)
 {
 	int r = 0;
 	for (size_t i = pg(m, a), end = pg(m, a + len); i < end; i++) {
 		if (bit_get(m->noaccess, i) == !on)
 			continue;
+		if (!mm_page(m, m->lo + i * PAGE_SIZE)) { /* reserved, never backed: only the mark changes */
+			if (on)
+				m->noaccess_pages--;
+			else
+				m->noaccess_pages++;
+			bits_set(m->noaccess, i, 1, on ? 0 : 1);
+			continue;
+		}
 		uint64_t *pte = pte_of(m, m->lo + i * PAGE_SIZE);
 		if (!pte || !*pte) {
 			r = -ENOMEM;
@@ -462,6 +473,22 @@ static int set_access(struct mm *m, uintptr_t a, size_t len, int on)
 	}
 	flush_if_needed();
 	return r;
+}
+
+/* The reserved pages of [a, end) (mapped PROT_NONE, never backed) get
+ * memory: a region wholly inside as one block, else page by page. */
+static int back_reserved(struct mm *m, uintptr_t a, uintptr_t end)
+{
+	while (a < end) {
+		size_t r = a / BLOCK_SIZE;
+		uintptr_t next = region_start(r + 1) < end ? region_start(r + 1) : end;
+		int whole = a == region_start(r) && next == region_start(r + 1);
+		if (back_as(m, r, a, next, whole && m->region[r] == R_NONE))
+			return -ENOMEM;
+		a = next;
+	}
+	flush_if_needed();
+	return 0;
 }
 
 /* Hands out [a, a+len) of the arena: backed, zero (a page handed out before
@@ -1036,13 +1063,20 @@ long mem_mmap(uintptr_t addr, size_t len, int prot, int flags)
 			return -ENOMEM;
 		}
 	}
+	if (prot == PROT_NONE) { /* a reservation (glibc's 64 MiB arenas, guard pages): memory comes with mprotect */
+		for (size_t r = addr / BLOCK_SIZE; r <= (addr + len - 1) / BLOCK_SIZE; r++)
+			if (m->region[r] == R_NONE)
+				set_pde(m, r, 0); /* the first program's: the VMM's mapping of the block there goes */
+		bits_set(m->used, pg(m, addr), n, 1);
+		if (set_access(m, addr, len, 0)) { /* pages of a block or pages kept there: not present */
+			release(m, addr, len);
+			return -ENOMEM;
+		}
+		return (long)addr;
+	}
 	if (take(m, addr, len)) {
 		release(m, addr, len);
 		REPORT->denied_enomem++;
-		return -ENOMEM;
-	}
-	if (prot == PROT_NONE && set_access(m, addr, len, 0)) {
-		release(m, addr, len);
 		return -ENOMEM;
 	}
 	return (long)addr;
@@ -1078,6 +1112,10 @@ long mem_mprotect(uintptr_t addr, size_t len, int prot)
 	for (size_t i = pg(m, addr); i < pg(m, end); i++)
 		if (!bit_get(m->used, i))
 			return -ENOMEM; /* as Linux: part of the range is not mapped */
+	if (prot != PROT_NONE && m->noaccess_pages && back_reserved(m, addr, end)) {
+		REPORT->denied_enomem++;
+		return -ENOMEM;
+	}
 	return set_access(m, addr, end - addr, prot != PROT_NONE);
 }
 

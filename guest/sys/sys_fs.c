@@ -1151,10 +1151,14 @@ long sys_mmap_file(uintptr_t addr, size_t len, long prot, long flags, long fd, l
 	}
 	if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) /* changes could not reach the file */
 		return -ENODEV;
-	long a = mem_mmap(addr, len, prot, (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS);
+	/* filled while writable; PROT_NONE afterwards (its contents kept for a later mprotect) */
+	long a = mem_mmap(addr, len, prot == PROT_NONE ? PROT_READ | PROT_WRITE : prot,
+			  (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS);
 	if (a < 0)
 		return a;
 	long n = f->m->ops->read(f->m->fs, f->ino, off, (void *)a, len);
+	if (n >= 0 && prot == PROT_NONE)
+		n = mem_mprotect(a, len, PROT_NONE);
 	if (n < 0) {
 		mem_munmap(a, len);
 		return n;
