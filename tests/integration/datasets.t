@@ -8,7 +8,7 @@
 # file server is confined.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 25
+plan 26
 export HUSK_CACHE="$TMP/cache"
 mkdir -m 700 "$HUSK_CACHE"
 PY=/usr/bin/python3
@@ -118,6 +118,13 @@ is "$(cat "$TMP/out")" "small dataset" "a torn map in the cache is not used: the
 dd if=/dev/urandom of="$map" bs=1 count=64 seek=40 conv=notrunc status=none
 "$HUSK" run --ro d="$TMP/small" lua -e 'io.write(io.open("/data/d/f"):read("a"))' > "$TMP/out" 2> "$TMP/err"
 is "$(cat "$TMP/out")" "small dataset" "a map with garbage in it is refused too"
+cp "$map" "$TMP/old.map"
+rm "${map%.map}.img"
+"$HUSK" run --ro d="$TMP/small" lua -e '' > /dev/null # built again: another image UUID
+cp "$TMP/old.map" "$map"
+"$HUSK" run --ro d="$TMP/small" lua -e 'io.write(io.open("/data/d/f"):read("a"))' > "$TMP/out" 2> "$TMP/err"
+is "$(cat "$TMP/out"):$(cmp -s "$map" "$TMP/old.map" && echo same || echo replaced)" "small dataset:replaced" \
+	"a map from another build of the image is refused (the image's UUID is in the map)"
 
 # ---- the cache's cap ------------------------------------------------------------------
 export HUSK_CACHE="$TMP/capped"

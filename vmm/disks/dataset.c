@@ -25,7 +25,8 @@
 #include "errmsg.h"
 
 #define KEY_FORMAT "husk ro image 3" /* changes with what copyin_build_mapped makes */
-#define MAP_MAGIC "husk ro map 1"
+#define MAP_MAGIC "husk ro map 2"
+#define SB_UUID (1024 + 104) /* where an ext2 image keeps its UUID, random per build */
 #define BS 4096u
 
 /* SHA-256 over what identifies the tree's contents: the top's path, and
@@ -62,8 +63,15 @@ static void tree_key(int dirfd, const struct copyin_record *rec, char hex[2 * SH
 
 struct map_header {
 	char magic[16];
+	uint8_t uuid[16]; /* the image's: a map and an image of two builds never pair */
 	uint64_t image_bytes, nfiles, nextents, strings;
 };
+
+/* The UUID of the image in fd: 0, or -1. */
+static int image_uuid(int fd, uint8_t uuid[16])
+{
+	return pread(fd, uuid, 16, SB_UUID) == 16 ? 0 : -1;
+}
 
 struct map_file_entry {
 	uint64_t dev, ino, size, path;
@@ -102,9 +110,11 @@ static int whole(int fd, void *p, size_t n, int writing)
 	return 0;
 }
 
-static int map_save(int fd, const struct copyin_map *m, uint64_t image_bytes)
+static int map_save(int fd, int image, const struct copyin_map *m, uint64_t image_bytes)
 {
-	struct map_header h = { MAP_MAGIC, image_bytes, m->nf, m->nx, 0 };
+	struct map_header h = { MAP_MAGIC, { 0 }, image_bytes, m->nf, m->nx, 0 };
+	if (image_uuid(image, h.uuid))
+		return -1;
 	for (size_t i = 0; i < m->nf; i++)
 		h.strings += strlen(m->f[i].path) + 1;
 	size_t fbytes = m->nf * sizeof(struct map_file_entry);
@@ -120,13 +130,16 @@ static int map_save(int fd, const struct copyin_map *m, uint64_t image_bytes)
 	return r;
 }
 
-/* The map in fd, if sound and made for an image of image_bytes. */
-static int map_load(int fd, struct copyin_map *m, uint64_t image_bytes)
+/* The map in fd, if sound and made for the image in `image` (of
+ * image_bytes). */
+static int map_load(int fd, int image, struct copyin_map *m, uint64_t image_bytes)
 {
 	*m = (struct copyin_map){ 0 };
 	struct map_header h;
 	struct stat st;
+	uint8_t uuid[16];
 	if (fstat(fd, &st) || whole(fd, &h, sizeof h, 0) || memcmp(h.magic, MAP_MAGIC, sizeof MAP_MAGIC) ||
+	    image_uuid(image, uuid) || memcmp(uuid, h.uuid, sizeof uuid) ||
 	    h.image_bytes != image_bytes || h.nfiles > UINT32_MAX || h.nextents > (uint64_t)st.st_size ||
 	    h.strings > (uint64_t)st.st_size ||
 	    (uint64_t)st.st_size != sizeof h + h.nfiles * sizeof(struct map_file_entry) +
@@ -224,7 +237,7 @@ static int build(struct disk *d, int cache, const char *key, int dirfd, const ch
 		r = errmsg(err, n, "--ro %s: %s", path, why);
 	} else if (!map_valid(&d->map, size)) {
 		r = errmsg(err, n, "--ro %s: the map of its image is inconsistent (a bug)", path);
-	} else if (map_save(map, &d->map, size) == 0) { /* no fsync: a torn map is refused by map_load */
+	} else if (map_save(map, img, &d->map, size) == 0) { /* no fsync: a torn map is refused by map_load */
 		char again[2 * SHA256_DIGEST_SIZE + 1];
 		tree_key(dirfd, &rec, again);
 		snprintf(name, sizeof name, "ro-%s.map", key);
@@ -280,7 +293,7 @@ int dataset_attach(struct disk *d, int dirfd, const char *path, char *err, size_
 	int img = open_cached(cache, name, size), r = -1;
 	snprintf(name, sizeof name, "ro-%s.map", key);
 	int map = img < 0 ? -1 : open_cached(cache, name, 0);
-	if (map >= 0 && map_load(map, &d->map, size) == 0) {
+	if (map >= 0 && map_load(map, img, &d->map, size) == 0) {
 		d->fd = img, img = -1;
 		d->size = size;
 		r = 0;
