@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <seccomp.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 #include "disks/file_server.h"
 #include "errmsg.h"
+#include "sandbox/helper.h"
 #include "sandbox/stop.h"
 
 #define SERVER_FD 3
@@ -154,29 +154,21 @@ int file_server_start(const struct disks *ds, int *vmm_fd, char *err, size_t n)
 		any |= ds->d[i].top_fd >= 0;
 	if (!any)
 		return 0;
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp))
-		return errmsg_errno(err, n, "dataset file server: socketpair");
-	pid_t parent = getpid(), pid = fork();
-	if (pid < 0) {
-		close(sp[0]);
-		close(sp[1]);
-		return errmsg_errno(err, n, "dataset file server: fork");
-	}
+	int fd;
+	pid_t pid = helper_fork("dataset file server", &fd, err, n);
+	if (pid < 0)
+		return -1;
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
 		/* everything above the numbers it is given first, so that none is
 		 * where another goes */
-		int s = fcntl(sp[1], F_DUPFD_CLOEXEC, 64);
+		int s = fcntl(fd, F_DUPFD_CLOEXEC, 64), tops[MAX_DISKS];
+		for (int i = 0; i < ds->n; i++) {
+			tops[i] = ds->d[i].top_fd >= 0 ? fcntl(ds->d[i].top_fd, F_DUPFD_CLOEXEC, 64) : -1;
+			if (tops[i] < 0 && ds->d[i].top_fd >= 0)
+				_exit(1);
+		}
 		if (s < 0 || dup3(s, SERVER_FD, O_CLOEXEC) < 0)
 			_exit(1);
-		int tops[MAX_DISKS];
-		for (int i = 0; i < ds->n; i++)
-			if ((tops[i] = ds->d[i].top_fd >= 0 ? fcntl(ds->d[i].top_fd, F_DUPFD_CLOEXEC, 64) : -1) < 0 &&
-			    ds->d[i].top_fd >= 0)
-				_exit(1);
 		for (int i = 0; i < ds->n; i++)
 			if (tops[i] >= 0 ? dup3(tops[i], TOP_FD0 + i, O_CLOEXEC) < 0 : close(TOP_FD0 + i) < 0 && errno != EBADF)
 				_exit(1);
@@ -186,8 +178,7 @@ int file_server_start(const struct disks *ds, int *vmm_fd, char *err, size_t n)
 			_exit(1);
 		_exit(serve(ds));
 	}
-	close(sp[1]);
-	*vmm_fd = sp[0];
+	*vmm_fd = fd;
 	return pid;
 }
 

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <seccomp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 #include "errmsg.h"
 #include "net/broker.h"
+#include "sandbox/helper.h"
 
 #define BROKER_FD 3
 #define RECORD_FD 4
@@ -63,21 +63,13 @@ static int confine(void)
 
 int broker_start(struct broker_config *c, int *vmm_fd, char *err, size_t n)
 {
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp))
-		return errmsg_errno(err, n, "network broker: socketpair");
-	pid_t parent = getpid(), pid = fork();
-	if (pid < 0) {
-		close(sp[0]);
-		close(sp[1]);
-		return errmsg_errno(err, n, "network broker: fork");
-	}
+	int fd;
+	pid_t pid = helper_fork("network broker", &fd, err, n);
+	if (pid < 0)
+		return -1;
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
 		/* above 16 first, so that neither is where the other goes */
-		int s = fcntl(sp[1], F_DUPFD_CLOEXEC, 16), rec = c->record_fd >= 0 ? fcntl(c->record_fd, F_DUPFD_CLOEXEC, 16) : -1;
+		int s = fcntl(fd, F_DUPFD_CLOEXEC, 16), rec = c->record_fd >= 0 ? fcntl(c->record_fd, F_DUPFD_CLOEXEC, 16) : -1;
 		if (s < 0 || dup3(s, BROKER_FD, O_CLOEXEC) < 0 || (rec >= 0 && dup3(rec, RECORD_FD, O_CLOEXEC) < 0))
 			_exit(1);
 		close_range(rec >= 0 ? RECORD_FD + 1 : BROKER_FD + 1, ~0u, 0); /* nothing else of husk's */
@@ -85,8 +77,7 @@ int broker_start(struct broker_config *c, int *vmm_fd, char *err, size_t n)
 		c->confine = confine;
 		_exit(broker_run(BROKER_FD, c) ? 1 : 0);
 	}
-	close(sp[1]);
-	fcntl(sp[0], F_SETFL, O_NONBLOCK);
-	*vmm_fd = sp[0];
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	*vmm_fd = fd;
 	return pid;
 }
