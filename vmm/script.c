@@ -69,11 +69,7 @@ static int script_index(const char *image, const struct options *o)
 	return 0;
 }
 
-/* An absolute path into what the guest has from the start (the system
- * disk, the datasets, the workdir, its /dev and /etc; with a Debian image,
- * the image's system directories too, and / and /tmp themselves).  Its /tmp
- * starts empty: a path below it, as one below /home or /srv, can only be
- * the host's. */
+/* p is one of roots, or below one. */
 static int under(const char *p, const char *const *roots, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -84,6 +80,11 @@ static int under(const char *p, const char *const *roots, size_t n)
 	return 0;
 }
 
+/* An absolute path into what the guest has from the start (the system
+ * disk, the datasets, the workdir, its /dev and /etc; with a Debian image,
+ * the image's system directories too, and / and /tmp themselves).  Its /tmp
+ * starts empty: a path below it, as one below /home or /srv, can only be
+ * the host's. */
 static int guest_path(const struct options *o, const char *p)
 {
 	static const char *const roots[] = { "/usr", "/data", "/workdir", "/dev", "/etc" };

@@ -446,29 +446,26 @@ static int set_access(struct mm *m, uintptr_t a, size_t len, int on)
 {
 	int r = 0;
 	for (size_t i = pg(m, a), end = pg(m, a + len); i < end; i++) {
+		uintptr_t p = m->lo + i * PAGE_SIZE;
 		if (bit_get(m->noaccess, i) == !on)
 			continue;
-		if (!mm_page(m, m->lo + i * PAGE_SIZE)) { /* reserved, never backed: only the mark changes */
-			if (on)
-				m->noaccess_pages--;
-			else
-				m->noaccess_pages++;
-			bits_set(m->noaccess, i, 1, on ? 0 : 1);
-			continue;
+		if (mm_page(m, p)) { /* else reserved, never backed: only the mark changes */
+			uint64_t *pte = pte_of(m, p);
+			if (!pte || !*pte) {
+				r = -ENOMEM;
+				break;
+			}
+			if (on) {
+				*pte |= PTE_PRESENT;
+			} else {
+				*pte &= ~PTE_PRESENT;
+				changed(m);
+			}
 		}
-		uint64_t *pte = pte_of(m, m->lo + i * PAGE_SIZE);
-		if (!pte || !*pte) {
-			r = -ENOMEM;
-			break;
-		}
-		if (on) {
-			*pte |= PTE_PRESENT;
+		if (on)
 			m->noaccess_pages--;
-		} else {
-			*pte &= ~PTE_PRESENT;
+		else
 			m->noaccess_pages++;
-			changed(m);
-		}
 		bits_set(m->noaccess, i, 1, on ? 0 : 1);
 	}
 	flush_if_needed();

@@ -93,11 +93,7 @@ static int read_mapped(struct blk *b, char *p, size_t n, off_t *pos)
 			step = left < n ? (size_t)left : n;
 			int fd = file_server_open(b->files, b->disk, x->file);
 			off_t in_file = (off_t)(x->offset + (at - start));
-			if (fd < 0) {
-				b->file_errors++;
-				return -1;
-			}
-			if (transfer(fd, 0, p, step, &in_file))
+			if (fd < 0 || transfer(fd, 0, p, step, &in_file))
 				return -1;
 		} else {
 			uint64_t left = start - at;

@@ -23,7 +23,6 @@ struct blk {
 	const struct copyin_map *map; /* a dataset's: its data blocks are read from host files */
 	int files;                  /* ... fds for them from this file server (file_server.h) */
 	uint32_t disk;              /* ... which knows this disk by this index */
-	uint64_t file_errors;       /* reads refused: a file not the one walked any more */
 };
 
 /* fd is the image (kept open by the device).  size in bytes, a multiple of
