@@ -102,29 +102,28 @@ int debian_image_rm(int argc, char **argv)
 {
 	if (argc < 4)
 		usage_error("usage: husk image rm NAME...");
-	char dir[PATH_MAX], err[PATH_MAX + 256];
+	char dir[PATH_MAX], top[PATH_MAX], err[PATH_MAX + 256];
 	int images = cache_open("images", dir, sizeof dir, err, sizeof err);
-	if (images < 0)
+	int cache = images < 0 ? -1 : cache_open(NULL, top, sizeof top, err, sizeof err);
+	if (cache < 0)
 		die(EXIT_USAGE, "%s", err);
 	int status = 0;
 	for (int i = 3; i < argc; i++) {
-		char gone[PATH_MAX + 96];
-		snprintf(gone, sizeof gone, "%s/.rm-%s-XXXXXX", dir, argv[i]);
+		struct cache_entry e = { "image", "", 0, 0 };
 		struct stat st;
 		if (!image_name_ok(argv[i]) || fstatat(images, argv[i], &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode)) {
 			fprintf(stderr, "husk: no Debian image '%s' in %s\n", argv[i], dir);
 			status = EXIT_USAGE;
 			continue;
 		}
-		/* renamed away first: a build or a run starting now sees it gone, or whole */
-		if (!mkdtemp(gone) || rmdir(gone) || renameat(images, argv[i], AT_FDCWD, gone)) {
+		snprintf(e.name, sizeof e.name, "images/%s", argv[i]);
+		if (cache_remove(cache, &e)) { /* renamed away first: a run starting now sees it gone, or whole */
 			fprintf(stderr, "husk: cannot remove %s/%s: %s\n", dir, argv[i], strerror(errno));
 			status = EXIT_INTERNAL;
-			continue;
 		}
-		remove_tree(gone);
 	}
 	close(images);
+	close(cache);
 	return status;
 }
 
