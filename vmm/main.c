@@ -279,8 +279,8 @@ static void attach_devices(struct session *s)
 		struct boot_device bd = { .fd = -1, .mount = d->mount, .read_only = d->read_only };
 		uint64_t base = attach(s, &s->blks[i].mmio, bd);
 		blk_init(&s->blks[i], base, &s->vm.mem, d->fd, d->size, d->read_only, d->mount);
-		if (d->top_fd >= 0)
-			blk_map_files(&s->blks[i], &d->map, s->files_fd, (uint32_t)i);
+		if (d->mapped)
+			blk_map_files(&s->blks[i], &d->map, d->dirty, s->files_fd, (uint32_t)i);
 	}
 	if (s->broker_fd >= 0) {
 		uint64_t base = attach(s, &s->net.mmio, (struct boot_device){ .fd = -1, .network = 1 });

@@ -405,7 +405,7 @@ static void run_one(int image_fd, int pristine)
 #ifdef FUZZ_STREAM
 	feeding = !pristine;
 #endif
-	int r = workdir_extract(image_fd, root, &rec, &lim, &st, err, sizeof err);
+	int r = workdir_extract(&(struct workdir_image){ .fd = image_fd, .files = -1 }, root, &rec, &lim, &st, err, sizeof err);
 #ifdef FUZZ_STREAM
 	feeding = 0;
 #endif
@@ -512,7 +512,7 @@ static void dump(void)
 		copy_fd(from, dest, to);
 	} else {
 		int stream;
-		pid_t pid = workdir_reader_start(from, &lim, &stream);
+		pid_t pid = workdir_reader_start(&(struct workdir_image){ .fd = from, .files = -1 }, NULL, &lim, &stream);
 		CHECK(pid > 0, "workdir_reader_start");
 		copy_fd(stream, dest, sto);
 		close(stream);

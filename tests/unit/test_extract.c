@@ -75,7 +75,7 @@ static void program(struct run *r, const char *cmds)
 static int apply(struct run *r, uint64_t max_files)
 {
 	struct extract_limits lim = { max_files, 64 << 20 };
-	return workdir_extract(r->imgfd, r->dirfd, &r->rec, &lim, &r->st, r->err, sizeof r->err);
+	return workdir_extract(&(struct workdir_image){ .fd = r->imgfd, .files = -1 }, r->dirfd, &r->rec, &lim, &r->st, r->err, sizeof r->err);
 }
 
 static void done(struct run *r)

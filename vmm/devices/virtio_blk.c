@@ -4,15 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "husk/virtio_regs.h"
-#include "sandbox/stop.h"
 #include "devices/virtio_blk.h"
 #include "disks/file_server.h"
 
 #define SECTOR VIRTIO_BLK_SECTOR_SIZE
-/* Bytes per pread/pwrite: a file's pread is not interrupted by the timer
- * signal, so a stop request is checked between chunks. */
-#define IO_CHUNK (1u << 20)
-#define MAP_BLOCK 4096u /* the unit of a dataset's map */
 
 /* A position in a descriptor chain's segments: requests are framed by bytes,
  * not by descriptors (virtio 1.x, 2.6.4). */
@@ -43,68 +38,11 @@ static size_t take(struct cursor *k, int writable, uint64_t n, struct iovec *iov
 	return got;
 }
 
-/* One buffer at pos of fd, in chunks; 0, or -1 on an error or a stop
- * request.  Past the end of a short file reads as zeros. */
-static int transfer(int fd, int writing, char *p, size_t n, off_t *pos)
+/* An fd for file f of a mapped disk's map, from the file server. */
+static int file_fd(void *ctx, uint32_t f)
 {
-	while (n) {
-		if (stop_requested())
-			return -1;
-		size_t step = n < IO_CHUNK ? n : IO_CHUNK;
-		ssize_t k = writing ? pwrite(fd, p, step, *pos) : pread(fd, p, step, *pos);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k == 0 && !writing) /* past the end of a short file: zeros */
-			memset(p, 0, n), k = (ssize_t)n;
-		else if (k <= 0)
-			return -1;
-		p += k, n -= k, *pos += k;
-	}
-	return 0;
-}
-
-/* The extent holding block blk, or the first after it (map->nx: none). */
-static size_t extent_at(const struct copyin_map *m, uint64_t blk)
-{
-	size_t lo = 0, hi = m->nx;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->x[mid].block + m->x[mid].blocks <= blk)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* A read of a dataset's disk: its mapped blocks from the host files, never
- * beyond the piece of the file the extent names (a file that shrank reads
- * as zeros there), the rest from the metadata image. */
-static int read_mapped(struct blk *b, char *p, size_t n, off_t *pos)
-{
-	while (n) {
-		uint64_t at = (uint64_t)*pos;
-		size_t i = extent_at(b->map, at / MAP_BLOCK);
-		const struct copyin_extent *x = i < b->map->nx ? &b->map->x[i] : NULL;
-		uint64_t start = x ? x->block * MAP_BLOCK : UINT64_MAX;
-		size_t step;
-		if (x && at >= start) {
-			uint64_t left = (x->block + x->blocks) * MAP_BLOCK - at;
-			step = left < n ? (size_t)left : n;
-			int fd = file_server_open(b->files, b->disk, x->file);
-			off_t in_file = (off_t)(x->offset + (at - start));
-			if (fd < 0 || transfer(fd, 0, p, step, &in_file))
-				return -1;
-		} else {
-			uint64_t left = start - at;
-			step = left < n ? (size_t)left : n;
-			off_t in_image = *pos;
-			if (transfer(b->fd, 0, p, step, &in_image))
-				return -1;
-		}
-		p += step, n -= step, *pos += (off_t)step;
-	}
-	return 0;
+	struct blk *b = ctx;
+	return file_server_open(b->files, b->disk, f);
 }
 
 static uint8_t do_io(struct blk *b, int writing, uint64_t sector, struct iovec *iov, int niov, size_t len)
@@ -116,10 +54,15 @@ static uint8_t do_io(struct blk *b, int writing, uint64_t sector, struct iovec *
 		return VIRTIO_BLK_S_IOERR;
 	}
 	off_t pos = (off_t)(sector * SECTOR);
-	for (int i = 0; i < niov; i++)
-		if (!writing && b->map ? read_mapped(b, iov[i].iov_base, iov[i].iov_len, &pos)
-				       : transfer(b->fd, writing, iov[i].iov_base, iov[i].iov_len, &pos))
+	for (int i = 0; i < niov; i++) {
+		char *p = iov[i].iov_base;
+		size_t k = iov[i].iov_len;
+		int r = !b->mapped.map ? mapped_transfer(b->fd, writing, p, k, &pos)
+			: writing      ? mapped_write(&b->mapped, p, k, &pos)
+				       : mapped_read(&b->mapped, p, k, &pos);
+		if (r)
 			return VIRTIO_BLK_S_IOERR;
+	}
 	if (writing)
 		b->bytes_written += len;
 	else
@@ -223,9 +166,9 @@ void blk_init(struct blk *b, uint64_t base, const struct guest_mem *m, int fd, u
 	virtio_mmio_init(&b->mmio, base, m, &dev);
 }
 
-void blk_map_files(struct blk *b, const struct copyin_map *map, int files, uint32_t disk)
+void blk_map_files(struct blk *b, const struct copyin_map *map, uint64_t *dirty, int files, uint32_t disk)
 {
-	b->map = map;
+	b->mapped = (struct mapped_disk){ b->fd, map, dirty, file_fd, b };
 	b->files = files;
 	b->disk = disk;
 }

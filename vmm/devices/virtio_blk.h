@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include "husk/virtio_blk.h"
 #include "devices/virtio_mmio.h"
-#include "disks/copyin.h"
+#include "disks/mapped.h"
 
 struct blk {
 	struct virtio_mmio mmio;
@@ -20,7 +20,7 @@ struct blk {
 	uint64_t denied_writes;     /* writes refused on a read-only disk */
 	struct virtio_blk_config config;
 	char id[VIRTIO_BLK_ID_BYTES];
-	const struct copyin_map *map; /* a dataset's: its data blocks are read from host files */
+	struct mapped_disk mapped;  /* a dataset's or the workdir's: data in host files (map NULL: none) */
 	int files;                  /* ... fds for them from this file server (file_server.h) */
 	uint32_t disk;              /* ... which knows this disk by this index */
 };
@@ -29,7 +29,8 @@ struct blk {
  * 512 (the rest is ignored). */
 void blk_init(struct blk *b, uint64_t base, const struct guest_mem *m, int fd, uint64_t size, int read_only,
 	      const char *id);
-/* Reads of the blocks map names go to the host files the file server at
- * fd `files` opens. */
-void blk_map_files(struct blk *b, const struct copyin_map *map, int files, uint32_t disk);
+/* The blocks map names are read from the host files the file server at
+ * fd `files` opens, until written (dirty: the workdir's bits; NULL for a
+ * read-only disk). */
+void blk_map_files(struct blk *b, const struct copyin_map *map, uint64_t *dirty, int files, uint32_t disk);
 #endif

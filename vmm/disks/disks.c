@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "errmsg.h"
 #include "disks/dataset.h"
 #include "disks/disks.h"
+#include "disks/mapped.h"
 
 /* e2fsprogs' tools by absolute path, with an environment of their own:
  * nothing of husk's (PATH, LD_PRELOAD, locale files) reaches them. */
@@ -186,8 +188,11 @@ int disks_add_system(struct disks *ds, const char *image, const char *mount, cha
 
 /* --- the workdir ----------------------------------------------------------- */
 
-/* The workdir's image: a temporary file (deleted after the run), built from
- * the tree under ds->workdir_fd, its record in ds->workdir_record. */
+/* The workdir's image: a temporary sparse file (deleted after the run) of
+ * the tree's metadata under ds->workdir_fd, its record in
+ * ds->workdir_record; its data blocks map to the host files, read from
+ * there until the guest writes them.  The dirty bits are shared memory:
+ * the write-back helper, forked before the run, reads them after it. */
 static int workdir_image(struct disks *ds, struct disk *d, uint64_t size, uint64_t entries, char *err, size_t n)
 {
 	const char *tmpdir = getenv("TMPDIR");
@@ -197,11 +202,21 @@ static int workdir_image(struct disks *ds, struct disk *d, uint64_t size, uint64
 		return errmsg(err, n, "cannot create the workdir image: %s", strerror(errno));
 	uint64_t inodes = size / 8192 > entries + 1024 ? size / 8192 : entries + 1024;
 	char why[1024];
-	if (copyin_build(ds->workdir_fd, fd, size, inodes, &ds->workdir_record, why, sizeof why)) {
+	d->dirty_bytes = mapped_dirty_bytes(size);
+	d->dirty = mmap(NULL, d->dirty_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (d->dirty == MAP_FAILED) {
+		d->dirty = NULL;
+		snprintf(why, sizeof why, "cannot map its dirty blocks' bits: %s", strerror(errno));
+	} else if (copyin_build_mapped(ds->workdir_fd, fd, size, inodes, &ds->workdir_record, &d->map, why, sizeof why))
+		; /* why says why */
+	else if ((d->top_fd = fcntl(ds->workdir_fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		snprintf(why, sizeof why, "%s", strerror(errno));
+	if (d->top_fd < 0) {
 		close(fd);
 		unlink(d->image);
 		return errmsg(err, n, "workdir %s: %s", ds->workdir_path, why);
 	}
+	d->mapped = 1;
 	if (adopt(d, fd, 0, err, n)) {
 		unlink(d->image);
 		return -1;
@@ -248,6 +263,8 @@ void disks_release(struct disks *ds)
 		if (ds->d[i].top_fd >= 0)
 			close(ds->d[i].top_fd);
 		copyin_map_free(&ds->d[i].map);
+		if (ds->d[i].dirty)
+			munmap(ds->d[i].dirty, ds->d[i].dirty_bytes);
 	}
 	if (ds->workdir_fd >= 0)
 		close(ds->workdir_fd);

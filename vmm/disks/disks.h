@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The disks a run gets, prepared on the host: read-only datasets (--ro), the
  * system disk of an image (/usr), the writable workdir (-w).  Directories are
- * opened once, with no symlink in their path; the workdir is copied into an
- * ext2 image through that fd (copyin.h), a dataset's metadata only, its data
- * read from the host files (dataset.h). */
+ * opened once, with no symlink in their path.  A dataset's metadata goes
+ * into an ext2 image, its data read from the host files (dataset.h); so
+ * does the workdir's, into a temporary sparse image of the disk's size, a
+ * copy-on-write view of the host files (mapped.h): a run starts in time
+ * proportional to its number of files, whatever their size. */
 #ifndef HUSK_DISKS_H
 #define HUSK_DISKS_H
 #include <stddef.h>
@@ -18,8 +20,11 @@ struct disk {
 	int read_only;
 	char image[4096];    /* the image file */
 	int temporary;       /* image is husk's own, deleted after the run */
-	struct copyin_map map; /* a dataset's: its data blocks are in host files (dataset.h) */
+	int mapped;          /* a dataset's or the workdir's: its data blocks are in host files */
+	struct copyin_map map; /* ... this map's (dataset.h, mapped.h) */
 	int top_fd;          /* ... under this directory (-1: none) */
+	uint64_t *dirty;     /* the workdir's blocks written (mapped.h): memory shared with the write-back */
+	size_t dirty_bytes;
 };
 
 struct disks {

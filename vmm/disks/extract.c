@@ -648,7 +648,7 @@ static int valid_name(const char *s, size_t len)
  * it was copied into, never written by the guest. */
 static int untouched(const struct rec *r, const struct copyin_entry *e)
 {
-	return e && !r->touched && e->guest_ino == r->ino && ((r->mode & 0170000) == (e->mode & S_IFMT));
+	return stream_untouched(e, r->ino, r->mode, r->touched);
 }
 
 static const char *reader_error(uint64_t why)
@@ -666,6 +666,14 @@ static const char *reader_error(uint64_t why)
 static int one_entry(struct writer *w, struct level *l, const struct rec *r, const char *name)
 {
 	const struct copyin_entry *e = recorded(w, w->path);
+	if ((r->flags & R_WITHHELD) && !(r->type == R_FILE && untouched(r, e)))
+		return -1; /* the reader's rule is the writer's: a broken stream */
+	if (l->fd >= 0 && (r->flags & R_LOST)) {
+		conflict(w, w->path, "was changed by the program, but the parts it left were in the host's file, "
+				     "replaced or removed on the host during the run: the program's version cannot be "
+				     "rebuilt; the host's is kept");
+		return skip(w->in, r->size);
+	}
 	if (l->fd >= 0 && untouched(r, e) && r->type != R_DIR) {
 		w->st->unchanged++;
 		return skip(w->in, r->size);
@@ -760,7 +768,7 @@ static int write_tree(struct writer *w, char *err, size_t n)
 	return -1;
 }
 
-int workdir_extract(int image_fd, int dirfd, const struct copyin_record *rec, const struct extract_limits *lim,
+int workdir_extract(const struct workdir_image *img, int dirfd, const struct copyin_record *rec, const struct extract_limits *lim,
 		    struct extract_stats *st, char *err, size_t n)
 {
 	memset(st, 0, sizeof *st);
@@ -770,7 +778,7 @@ int workdir_extract(int image_fd, int dirfd, const struct copyin_record *rec, co
 	w.now = time(NULL);
 	if (rec && !(w.seen = calloc(rec->n ? rec->n : 1, 1)))
 		return errmsg(err, n, "out of memory");
-	pid_t pid = workdir_reader_start(image_fd, lim, &w.in);
+	pid_t pid = workdir_reader_start(img, rec, lim, &w.in);
 	if (pid < 0) {
 		free(w.seen);
 		return errmsg(err, n, "cannot start the workdir reader: %s", strerror(errno));

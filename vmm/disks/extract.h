@@ -26,12 +26,24 @@ struct extract_stats {
 
 enum { EXTRACT_OK = 0, EXTRACT_BAD_IMAGE = -1, EXTRACT_HOST_ERROR = -2 };
 
-/* Applies the image in image_fd to the directory dirfd.  EXTRACT_OK;
+/* The guest's image of the workdir: all of it in fd, or (map not NULL) a
+ * copy-on-write image (mapped.h) whose blocks not dirty are read from the
+ * host files the file server at `files` opens (the workdir is its disk
+ * `disk`). */
+struct workdir_image {
+	int fd;
+	const struct copyin_map *map;
+	const uint64_t *dirty;
+	int files;
+	uint32_t disk;
+};
+
+/* Applies the image to the directory dirfd.  EXTRACT_OK;
  * EXTRACT_BAD_IMAGE: the image is corrupt or over a limit, err says why
  * (what was applied before stays); EXTRACT_HOST_ERROR: some paths could not
  * be written on the host (each was named on stderr), the rest was; a retry
  * with the same record applies what is missing.  Warnings go to stderr,
  * escaped and capped. */
-int workdir_extract(int image_fd, int dirfd, const struct copyin_record *rec, const struct extract_limits *lim,
+int workdir_extract(const struct workdir_image *img, int dirfd, const struct copyin_record *rec, const struct extract_limits *lim,
 		    struct extract_stats *st, char *err, size_t errlen);
 #endif

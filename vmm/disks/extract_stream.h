@@ -28,10 +28,27 @@ struct rec {
 	uint16_t name_len;
 	uint32_t mode;
 	uint32_t ino;    /* the guest's inode number */
-	uint32_t pad;
+	uint32_t flags;  /* R_WITHHELD, R_LOST */
 	int64_t mtime;
 	uint64_t size;   /* bytes that follow the name: file data or link target */
 };
+
+/* A file the program left alone (stream_untouched): sent without its data,
+ * which the writer does not need. */
+#define R_WITHHELD 1u
+/* A file whose data cannot be rebuilt: parts of it were left in a host
+ * file that is gone or replaced (a copy-on-write workdir, mapped.h).  No
+ * data follows. */
+#define R_LOST 2u
+
+/* The program left this entry alone: the name it was copied to (e is its
+ * record entry there, or NULL), the inode it was copied into, never
+ * written by the guest, of the same type.  One rule for the reader and the
+ * writer. */
+static inline int stream_untouched(const struct copyin_entry *e, uint32_t ino, uint32_t mode, int touched)
+{
+	return e && !touched && e->guest_ino == ino && (mode & 0170000) == (e->mode & 0170000);
+}
 
 #define MAX_DEPTH COPYIN_MAX_DEPTH /* the bound of the copy-in, both ways */
 #define MAX_PATH ((MAX_DEPTH + 1) * 256)

@@ -245,6 +245,27 @@ static int receive(int sock, int *fd, uint32_t *count)
 	return -a.status;
 }
 
+/* Asks for file `file` of disk `disk` and the want-1 after it: the fds
+ * (*count of them), or -errno. */
+static int ask(int sock, uint32_t disk, uint32_t file, uint32_t want, int *fd, uint32_t *count)
+{
+	struct request rq = { disk, file, want };
+	ssize_t k;
+	while ((k = write(sock, &rq, sizeof rq)) < 0 && errno == EINTR && !stop_requested())
+		;
+	if (k != sizeof rq)
+		return -EIO;
+	return receive(sock, fd, count);
+}
+
+int file_server_fetch(int sock, uint32_t disk, uint32_t file)
+{
+	int fd[PREFETCH];
+	uint32_t count;
+	int r = ask(sock, disk, file, 1, fd, &count);
+	return r ? r : fd[0];
+}
+
 int file_server_open(int sock, uint32_t disk, uint32_t file)
 {
 	int i = slot_of(disk, file);
@@ -252,15 +273,9 @@ int file_server_open(int sock, uint32_t disk, uint32_t file)
 		slots[i].last = ++tick;
 		return FILE_SLOT_BASE + i;
 	}
-	struct request rq = { disk, file, disk == next_disk && file == next_file ? PREFETCH : 1 };
-	ssize_t k;
-	while ((k = write(sock, &rq, sizeof rq)) < 0 && errno == EINTR && !stop_requested())
-		;
-	if (k != sizeof rq)
-		return -EIO;
 	int fd[PREFETCH], slot = -EIO;
 	uint32_t count;
-	int r = receive(sock, fd, &count);
+	int r = ask(sock, disk, file, disk == next_disk && file == next_file ? PREFETCH : 1, fd, &count);
 	if (r)
 		return r;
 	/* the ones after it first: the file asked for is then the most recent */

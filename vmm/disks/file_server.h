@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The datasets' file server (file_server.c): a process forked before the
+/* The file server (file_server.c) of the datasets and of the workdir's
+ * copy-on-write view: a process forked before the
  * VMM is confined that opens, on the VMM's request, file F of dataset D as
  * the dataset's map names it (its path under the dataset's top, opened
  * with openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
@@ -25,4 +26,6 @@ int file_server_start(const struct disks *ds, int *vmm_fd, char *err, size_t err
  * ds) through, or -errno (ESTALE: the host file is not the one walked any
  * more; EIO: no answer from the server). */
 int file_server_open(int vmm_fd, uint32_t disk, uint32_t file);
+/* The write-back reader's side: a fresh fd of its own (no slot), or -errno. */
+int file_server_fetch(int sock, uint32_t disk, uint32_t file);
 #endif

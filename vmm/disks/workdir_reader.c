@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The workdir reader: a child process that parses the guest's ext2 image
  * (untrusted) with libext2fs and streams its tree to the writer.  It keeps
- * only the image and the stream pipe, confines itself before it reads a
- * byte of the image, and streams entries as it finds them: its memory is a
- * block buffer per directory level plus a table of multi-link files, all
- * within the entry budget. */
+ * only the image, the stream pipe and (for a copy-on-write image) a socket
+ * to a file server, confines itself before it reads a byte of the image,
+ * and streams entries as it finds them: its memory is a block buffer per
+ * directory level plus a table of multi-link files, all within the entry
+ * budget.  Files the program left alone go without their data.
+ *
+ * A copy-on-write image (mapped.h) is read through its own io_manager: the
+ * blocks the guest never wrote come from the host files.  The writer may
+ * replace or remove a host file while the stream runs, and a file the
+ * program renamed still needs it, so a first pass over the tree, before any
+ * record goes out, opens every host file the data to be sent reads (up to
+ * an fd budget; beyond it, each is opened when read).  A file whose host
+ * file is already gone is sent as R_LOST. */
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
 #include <fcntl.h>
@@ -17,12 +26,18 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <setjmp.h>
 #include "disks/extract_stream.h"
+#include "disks/file_server.h"
+#include "disks/mapped.h"
 #include "husk/abi.h"
 #include "disks/workdir_reader.h"
 
 #define IMAGE_FD 3
 #define STREAM_FD 4
+#define FILES_FD 5 /* the file server (copy-on-write images) */
+#define PIN_FD0 6  /* host files, opened from here on */
+#define PIN_MAX 65536
 #define CHUNK 65536
 /* The reader's address space: libext2fs' tables for a 1 TiB image and the
  * walk's buffers fit many times over. */
@@ -43,9 +58,11 @@ static _Noreturn void child_exit(int code)
 		syscall(SYS_exit_group, code);
 }
 
+static int planning;
+
 static void put(const void *p, size_t n)
 {
-	while (n) {
+	while (!planning && n) {
 		ssize_t k = write(STREAM_FD, p, n);
 		if (k <= 0)
 			child_exit(3);
@@ -53,10 +70,16 @@ static void put(const void *p, size_t n)
 	}
 }
 
-static void emit(uint8_t type, const char *name, size_t len, ext2_ino_t ino, const struct ext2_inode *in,
-		 uint64_t size)
+/* The first pass only plans (planning: see the top): it sends nothing, and
+ * where the image is bad it stops, leaving the second to meet the same. */
+static jmp_buf plan_stop;
+
+static void emit_flagged(uint8_t type, const char *name, size_t len, ext2_ino_t ino, const struct ext2_inode *in,
+			 uint64_t size, uint32_t flags)
 {
-	struct rec r = { .type = type, .name_len = (uint16_t)len, .size = size, .ino = ino };
+	if (planning)
+		return;
+	struct rec r = { .type = type, .name_len = (uint16_t)len, .size = size, .ino = ino, .flags = flags };
 	if (in) {
 		r.mode = in->i_mode;
 		r.mtime = in->i_mtime;
@@ -66,8 +89,16 @@ static void emit(uint8_t type, const char *name, size_t len, ext2_ino_t ino, con
 	put(name, len);
 }
 
+static void emit(uint8_t type, const char *name, size_t len, ext2_ino_t ino, const struct ext2_inode *in,
+		 uint64_t size)
+{
+	emit_flagged(type, name, len, ino, in, size, 0);
+}
+
 static _Noreturn void give_up(enum reader_error why)
 {
+	if (planning)
+		longjmp(plan_stop, 1);
 	emit(R_ERROR, "", 0, 0, NULL, why);
 	child_exit(0);
 }
@@ -80,6 +111,8 @@ static uint64_t entries, bytes;
 /* Bytes sent, and bytes the reader keeps (first paths of linked files). */
 static void charge(uint64_t n)
 {
+	if (planning)
+		return;
 	if (n > budget.max_bytes - bytes)
 		give_up(RE_BYTES);
 	bytes += n;
@@ -88,6 +121,8 @@ static void charge(uint64_t n)
 /* Every record counts, whatever the writer will make of it. */
 static void count(uint64_t data)
 {
+	if (planning)
+		return;
 	if (++entries > budget.max_files)
 		give_up(RE_ENTRIES);
 	charge(data);
@@ -105,7 +140,7 @@ struct seen_set {
 	struct seen *t;
 	size_t n, cap;
 };
-static struct seen_set dirs_seen, linked;
+static struct seen_set dirs_seen, linked, lost;
 
 static struct seen *seen_slot(struct seen_set *s, uint64_t ino)
 {
@@ -130,13 +165,181 @@ static struct seen *seen_slot(struct seen_set *s, uint64_t ino)
 	return &s->t[j];
 }
 
+/* ---- the copy-on-write view ---------------------------------------------- */
+
+static struct mapped_disk view; /* map NULL: the image holds everything */
+static uint32_t files_disk;
+static int *pinned;             /* per host file: its fd, -1 not opened, -2 gone */
+static size_t pins, pin_max;
+static int lazy_file = -1, lazy_fd = -1; /* beyond the budget: the last one opened */
+
+static int file_fd(void *ctx, uint32_t f)
+{
+	(void)ctx;
+	if (pinned[f] != -1)
+		return pinned[f] >= 0 ? pinned[f] : -ESTALE;
+	if (lazy_file == (int)f)
+		return lazy_fd;
+	if (lazy_fd >= 0)
+		close(lazy_fd);
+	lazy_fd = file_server_fetch(FILES_FD, files_disk, f);
+	lazy_file = lazy_fd >= 0 ? (int)f : -1;
+	return lazy_fd;
+}
+
+/* Host file f opened now, within the budget: 0, or -1 if it is gone. */
+static int pin(uint32_t f)
+{
+	if (pinned[f] != -1 || pins == pin_max)
+		return pinned[f] == -2 ? -1 : 0;
+	int fd = file_server_fetch(FILES_FD, files_disk, f);
+	if (fd < 0) {
+		pinned[f] = -2;
+		return -1;
+	}
+	pinned[f] = fd;
+	pins++;
+	return 0;
+}
+
+/* The first pass's look at a file to be sent: the host file of each of
+ * its blocks the guest never wrote. */
+static int plan_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk64_t ref, int ref_offset, void *priv)
+{
+	(void)ref, (void)ref_offset;
+	if (blockcnt < 0)
+		return 0; /* an indirect block: metadata, in the image */
+	uint64_t at = (uint64_t)*blocknr * fs->blocksize;
+	if (at / fs->blocksize != *blocknr)
+		return 0;
+	const struct copyin_extent *x = mapped_extent(view.map, at / MAPPED_BLOCK);
+	if (x && !mapped_is_dirty(view.dirty, at / MAPPED_BLOCK) && pin(x->file)) {
+		*(int *)priv = 1;
+		return BLOCK_ABORT;
+	}
+	return 0;
+}
+
+static void plan_file(ext2_filsys fs, ext2_ino_t ino)
+{
+	int gone = 0;
+	if (ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, plan_block, &gone))
+		give_up(RE_CORRUPT);
+	if (gone) {
+		struct seen *l = seen_slot(&lost, ino);
+		if (!l->ino)
+			l->ino = ino, lost.n++;
+	}
+}
+
+static int is_lost(ext2_ino_t ino)
+{
+	return lost.n && seen_slot(&lost, ino)->ino;
+}
+
+/* ---- the io_manager of a copy-on-write image ------------------------------ */
+
+static struct struct_io_manager mapped_io;
+
+static errcode_t io_open(const char *name, int flags, io_channel *channel)
+{
+	io_channel io;
+	if (flags & IO_FLAG_RW)
+		return EXT2_ET_RO_FILSYS;
+	if (ext2fs_get_memzero(sizeof *io, &io) || ext2fs_get_mem(strlen(name) + 1, &io->name))
+		return EXT2_ET_NO_MEMORY;
+	strcpy(io->name, name);
+	io->magic = EXT2_ET_MAGIC_IO_CHANNEL;
+	io->manager = &mapped_io;
+	io->block_size = 1024;
+	io->refcount = 1;
+	*channel = io;
+	return 0;
+}
+
+static errcode_t io_close(io_channel io)
+{
+	if (--io->refcount > 0)
+		return 0;
+	ext2fs_free_mem(&io->name);
+	ext2fs_free_mem(&io);
+	return 0;
+}
+
+static errcode_t io_set_blksize(io_channel io, int size)
+{
+	io->block_size = size;
+	return 0;
+}
+
+static errcode_t io_read64(io_channel io, unsigned long long block, int count, void *data)
+{
+	uint64_t n = count < 0 ? (uint64_t)-(int64_t)count : (uint64_t)count * (uint64_t)io->block_size;
+	if (block > (uint64_t)INT64_MAX / 2 / (uint64_t)io->block_size)
+		return EXT2_ET_LLSEEK_FAILED;
+	off_t pos = (off_t)(block * (uint64_t)io->block_size);
+	return mapped_read(&view, data, n, &pos) ? EXT2_ET_SHORT_READ : 0;
+}
+
+static errcode_t io_read(io_channel io, unsigned long block, int count, void *data)
+{
+	return io_read64(io, block, count, data);
+}
+
+static errcode_t io_write(io_channel io, unsigned long block, int count, const void *data)
+{
+	(void)io, (void)block, (void)count, (void)data;
+	return EXT2_ET_RO_FILSYS;
+}
+
+static errcode_t io_write64(io_channel io, unsigned long long block, int count, const void *data)
+{
+	return io_write(io, (unsigned long)block, count, data);
+}
+
+static errcode_t io_flush(io_channel io)
+{
+	(void)io;
+	return 0;
+}
+
+static struct struct_io_manager mapped_io = {
+	.magic = EXT2_ET_MAGIC_IO_MANAGER,
+	.name = "husk copy-on-write image",
+	.open = io_open,
+	.close = io_close,
+	.set_blksize = io_set_blksize,
+	.read_blk = io_read,
+	.write_blk = io_write,
+	.flush = io_flush,
+	.read_blk64 = io_read64,
+	.write_blk64 = io_write64,
+};
+
 /* ---- entries ------------------------------------------------------------ */
 
-static char cur_path[MAX_PATH]; /* the entry being walked, from the top */
+static char cur_path[MAX_PATH]; /* the entry being walked, from the top (NUL-terminated) */
+static const struct copyin_record *record; /* the copy-in's, or NULL */
 
 static void emit_file(ext2_filsys fs, ext2_ino_t ino, const char *name, size_t len, struct ext2_inode *in)
 {
 	uint64_t size = EXT2_I_SIZE(in);
+	if (record && stream_untouched(copyin_find(record, cur_path), ino, in->i_mode,
+				       in->i_generation == HUSK_EXT2_TOUCHED)) {
+		count(0);
+		emit_flagged(R_FILE, name, len, ino, in, 0, R_WITHHELD);
+		return;
+	}
+	if (planning) {
+		if (view.map)
+			plan_file(fs, ino);
+		return;
+	}
+	if (view.map && is_lost(ino)) {
+		count(0);
+		emit_flagged(R_FILE, name, len, ino, in, 0, R_LOST);
+		return;
+	}
 	count(size);
 	emit(R_FILE, name, len, ino, in, size);
 	ext2_file_t f;
@@ -243,6 +446,7 @@ static int entry(struct ext2_dir_entry *d, int off, int bs, char *buf, void *pri
 	if (w->plen)
 		cur_path[w->plen] = '/';
 	memcpy(cur_path + w->plen + (w->plen != 0), name, len);
+	cur_path[sub] = 0;
 	if (LINUX_S_ISDIR(in.i_mode)) {
 		count(0);
 		emit(R_DIR, name, len, d->inode, &in, 0);
@@ -277,19 +481,23 @@ static void walk_dir(ext2_filsys fs, ext2_ino_t dir, int depth, size_t plen)
 
 /* ---- confinement ------------------------------------------------------- */
 
-/* Only the image and the stream pipe stay open; stdio goes to /dev/null
- * (sanitizer builds keep stderr for their reports). */
-static void keep_two_fds(int image, int stream)
+/* Only the image, the stream pipe and the file server's socket (if any)
+ * stay open; stdio goes to /dev/null (sanitizer builds keep stderr for
+ * their reports). */
+static void keep_fds(int image, int stream, int files)
 {
 	char self[64];
 	snprintf(self, sizeof self, "/proc/self/fd/%d", image);
 	int ro = open(self, O_RDONLY | O_CLOEXEC); /* the image, read-only from here */
 	if (ro >= 0)
 		image = ro;
-	if (dup2(image, IMAGE_FD + 16) < 0 || dup2(stream, STREAM_FD + 16) < 0 ||
-	    dup2(IMAGE_FD + 16, IMAGE_FD) < 0 || dup2(STREAM_FD + 16, STREAM_FD) < 0)
+	if (files < 0)
+		files = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (dup2(image, IMAGE_FD + 16) < 0 || dup2(stream, STREAM_FD + 16) < 0 || dup2(files, FILES_FD + 16) < 0 ||
+	    dup2(IMAGE_FD + 16, IMAGE_FD) < 0 || dup2(STREAM_FD + 16, STREAM_FD) < 0 ||
+	    dup2(FILES_FD + 16, FILES_FD) < 0)
 		child_exit(2);
-	close_range(STREAM_FD + 1, ~0u, 0);
+	close_range(FILES_FD + 1, ~0u, 0);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0)
 		child_exit(2);
@@ -302,9 +510,15 @@ static void keep_two_fds(int image, int stream)
 
 static void confine(void)
 {
-	struct rlimit none = { 0, 0 };
+	struct rlimit none = { 0, 0 }, files;
 	setrlimit(RLIMIT_CORE, &none);
-	setrlimit(RLIMIT_NOFILE, &(struct rlimit){ STREAM_FD + 1, STREAM_FD + 1 });
+	/* the host files pinned, and one more opened when read */
+	getrlimit(RLIMIT_NOFILE, &files);
+	pin_max = files.rlim_max > PIN_FD0 + 8 + PIN_MAX ? PIN_MAX
+		  : files.rlim_max > PIN_FD0 + 8           ? files.rlim_max - PIN_FD0 - 8 : 0;
+	if (!view.map)
+		pin_max = 0;
+	setrlimit(RLIMIT_NOFILE, &(struct rlimit){ PIN_FD0 + pin_max + 2, PIN_FD0 + pin_max + 2 });
 #ifndef SANITIZED /* the sanitizers' shadow memory needs terabytes of address space */
 	setrlimit(RLIMIT_AS, &(struct rlimit){ READER_AS, READER_AS });
 #endif
@@ -321,6 +535,10 @@ static void confine(void)
 	for (size_t i = 0; ok && i < sizeof imagefd / sizeof imagefd[0]; i++)
 		ok = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, imagefd[i], 1, SCMP_A0(SCMP_CMP_EQ, IMAGE_FD)) == 0;
 	ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, STREAM_FD)) == 0;
+	/* the file server: requests, fds back, and reads of the host files it opened */
+	ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, FILES_FD)) == 0;
+	ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, SCMP_A0(SCMP_CMP_EQ, FILES_FD)) == 0;
+	ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(pread64), 1, SCMP_A0(SCMP_CMP_GE, PIN_FD0)) == 0;
 	/* libext2fs probes the image for block-device features: it is a file */
 	ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 0) == 0;
 	/* libext2fs asks whether it may trust the environment */
@@ -330,24 +548,51 @@ static void confine(void)
 	seccomp_release(ctx);
 }
 
-static _Noreturn void reader(int image, int stream, const struct extract_limits *lim)
+static void forget(struct seen_set *s, int paths)
+{
+	for (size_t i = 0; paths && i < s->cap; i++)
+		free(s->t[i].path);
+	free(s->t);
+	*s = (struct seen_set){ 0 };
+}
+
+static _Noreturn void reader(const struct workdir_image *img, int stream, const struct copyin_record *rec,
+			     const struct extract_limits *lim)
 {
 	signal(SIGPIPE, SIG_DFL);
-	keep_two_fds(image, stream);
+	keep_fds(img->fd, stream, img->map ? img->files : -1);
 	budget = *lim;
+	record = rec;
+	view = (struct mapped_disk){ IMAGE_FD, img->map, (uint64_t *)img->dirty, file_fd, NULL };
+	static const struct copyin_map none;
+	if (!view.map)
+		view.map = &none;
+	files_disk = img->disk;
 	initialize_ext2_error_table();
 	confine();
+	if (img->map && !(pinned = malloc((img->map->nf + 1) * sizeof *pinned)))
+		give_up(RE_MEMORY);
+	for (size_t i = 0; img->map && i < img->map->nf; i++)
+		pinned[i] = -1;
 	ext2_filsys fs;
 	char name[16];
 	snprintf(name, sizeof name, "%d", IMAGE_FD);
-	if (ext2fs_open(name, EXT2_FLAG_64BITS, 0, 0, unixfd_io_manager, &fs))
+	if (ext2fs_open(name, EXT2_FLAG_64BITS, 0, 0, &mapped_io, &fs))
 		give_up(RE_CORRUPT);
+	if (img->map) {
+		planning = 1;
+		if (!setjmp(plan_stop))
+			walk_dir(fs, EXT2_ROOT_INO, 0, 0);
+		planning = 0;
+		forget(&dirs_seen, 0), forget(&linked, 1);
+	}
 	walk_dir(fs, EXT2_ROOT_INO, 0, 0);
 	emit(R_END, "", 0, 0, NULL, 0);
 	child_exit(0);
 }
 
-pid_t workdir_reader_start(int image_fd, const struct extract_limits *lim, int *stream)
+pid_t workdir_reader_start(const struct workdir_image *img, const struct copyin_record *rec,
+			   const struct extract_limits *lim, int *stream)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -356,7 +601,7 @@ pid_t workdir_reader_start(int image_fd, const struct extract_limits *lim, int *
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		reader(image_fd, p[1], lim);
+		reader(img, p[1], rec, lim);
 	}
 	close(p[1]);
 	if (pid < 0) {

@@ -6,8 +6,10 @@
 #include <sys/types.h>
 #include "disks/extract.h"
 
-/* Starts the reader on image_fd within lim (entries and bytes, counted in
- * the reader too); *stream gets the pipe to read records from.  The
- * child's pid, or -1 (errno set). */
-pid_t workdir_reader_start(int image_fd, const struct extract_limits *lim, int *stream);
+/* Starts the reader on img within lim (entries and bytes, counted in the
+ * reader too); *stream gets the pipe to read records from.  With rec (the
+ * copy-in's record), files the program left alone are sent without data.
+ * The child's pid, or -1 (errno set). */
+pid_t workdir_reader_start(const struct workdir_image *img, const struct copyin_record *rec,
+			   const struct extract_limits *lim, int *stream);
 #endif

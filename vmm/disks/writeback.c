@@ -5,12 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "errmsg.h"
 #include "exit_codes.h"
 #include "disks/extract.h"
+#include "disks/file_server.h"
+#include "disks/map_file.h"
+#include "disks/mapped.h"
 #include "disks/writeback.h"
 
 struct report {
@@ -99,12 +103,88 @@ static int record_load(const char *image, struct copyin_record *rec, char *err, 
 	return 0;
 }
 
-static void remove_kept(const char *image)
+/* ---- a copy-on-write image's map and dirty bits beside it -------------------
+ * IMAGE.map (map_file.h) and IMAGE.dirty (the bits as they are in memory). */
+
+static int side_file(const char *image, const char *ext, int create)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s.record", image);
-	unlink(path);
+	snprintf(path, sizeof path, "%s.%s", image, ext);
+	return create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+		      : open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int view_save(const struct disk *d)
+{
+	int m = side_file(d->image, "map", 1), b = side_file(d->image, "dirty", 1);
+	int bad = m < 0 || b < 0 || map_file_save(m, d->fd, &d->map, d->size);
+	for (size_t at = 0; !bad && at < d->dirty_bytes;) {
+		ssize_t k = write(b, (char *)d->dirty + at, d->dirty_bytes - at);
+		bad = k <= 0 && errno != EINTR;
+		at += k > 0 ? (size_t)k : 0;
+	}
+	if (m >= 0 && close(m))
+		bad = 1;
+	if (b >= 0 && close(b))
+		bad = 1;
+	return bad ? -1 : 0;
+}
+
+/* The kept image's map and bits, if it has them (*mapped); 0, or -1. */
+static int view_load(const char *image, int img, uint64_t size, struct copyin_map *map, uint64_t **dirty,
+		     int *mapped)
+{
+	int m = side_file(image, "map", 0), b = side_file(image, "dirty", 0);
+	size_t bytes = mapped_dirty_bytes(size);
+	struct stat st;
+	*mapped = m >= 0;
+	*dirty = NULL;
+	int r = m < 0 ? (b < 0 ? 0 : -1)
+		: b < 0 || fstat(b, &st) || (uint64_t)st.st_size != bytes || map_file_load(m, img, map, size) ||
+				  (*dirty = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE, b, 0)) == MAP_FAILED
+			? -1 : 0;
+	if (*dirty == MAP_FAILED)
+		*dirty = NULL;
+	if (m >= 0)
+		close(m);
+	if (b >= 0)
+		close(b);
+	return r;
+}
+
+static void remove_kept(const char *image)
+{
+	const char *ext[] = { "record", "map", "dirty" };
+	for (int i = 0; i < 3; i++) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s.%s", image, ext[i]);
+		unlink(path);
+	}
 	unlink(image);
+}
+
+/* The write-back of image (with its map, if a copy-on-write one: the file
+ * server reads the host files under top) to dir. */
+static int extract_view(int image, const struct copyin_map *map, const uint64_t *dirty, int top, int dir,
+			const struct copyin_record *rec, const struct extract_limits *lim, struct extract_stats *st,
+			char *err, size_t n)
+{
+	struct workdir_image img = { .fd = image, .files = -1 };
+	if (map) {
+		static struct disks one; /* the file server's view: the workdir alone */
+		one.n = 1;
+		one.d[0] = (struct disk){ .fd = -1, .mapped = 1, .map = *map, .top_fd = top };
+		char why[300];
+		if (file_server_start(&one, &img.files, why, sizeof why) < 0) {
+			errmsg(err, n, "%s", why);
+			return EXTRACT_HOST_ERROR;
+		}
+		img.map = map, img.dirty = dirty;
+	}
+	int r = workdir_extract(&img, dir, rec, lim, st, err, n);
+	if (img.files >= 0)
+		close(img.files);
+	return r;
 }
 
 /* ---- the helper -------------------------------------------------------------- */
@@ -127,10 +207,12 @@ static _Noreturn void helper(int go, int result, struct disks *ds)
 		_exit(0);
 	}
 	struct extract_limits lim = { COPYIN_MAX_ENTRIES, d->size };
-	r.outcome = workdir_extract(d->fd, ds->workdir_fd, &ds->workdir_record, &lim, &r.st, r.err, sizeof r.err);
-	r.kept = r.outcome == EXTRACT_HOST_ERROR && record_save(&ds->workdir_record, d->image) == 0;
+	r.outcome = extract_view(d->fd, d->mapped ? &d->map : NULL, d->dirty, d->top_fd, ds->workdir_fd,
+				 &ds->workdir_record, &lim, &r.st, r.err, sizeof r.err);
+	r.kept = r.outcome == EXTRACT_HOST_ERROR && record_save(&ds->workdir_record, d->image) == 0 &&
+		 (!d->mapped || view_save(d) == 0);
 	if (!r.kept)
-		unlink(d->image); /* first: the report's reader may be gone */
+		remove_kept(d->image); /* first: the report's reader may be gone */
 	full_write(result, &r, sizeof r);
 	_exit(0);
 }
@@ -152,9 +234,11 @@ int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t n)
 		helper(go[0], result[1], ds);
 	}
 	close(go[0]), close(result[1]);
-	/* Only the helper writes to DIR: the VMM keeps neither its fd nor its record. */
+	/* Only the helper writes to DIR: the VMM keeps neither its fd nor its
+	 * record (its file server reads DIR's files for the copy-on-write view). */
 	close(ds->workdir_fd);
-	ds->workdir_fd = -1;
+	close(ds->d[ds->workdir].top_fd);
+	ds->workdir_fd = ds->d[ds->workdir].top_fd = -1;
 	copyin_record_free(&ds->workdir_record);
 	w->go = go[1], w->result = result[0], w->pid = pid;
 	ds->d[ds->workdir].temporary = 0; /* the helper deletes the image */
@@ -244,9 +328,20 @@ int writeback_retry(const char *image, const char *dir)
 			dirfd < 0 ? err : "that directory is not the workdir this image was made from");
 		return EXIT_USAGE;
 	}
+	struct copyin_map map = { 0 };
+	uint64_t *dirty;
+	int mapped;
+	if (view_load(image, img, (uint64_t)s.st_size & ~511ull, &map, &dirty, &mapped)) {
+		fprintf(stderr, "husk: writeback: %s.map or %s.dirty is missing or damaged\n", image, image);
+		copyin_record_free(&rec);
+		return EXIT_USAGE;
+	}
 	struct report r = { 0 };
 	struct extract_limits lim = { COPYIN_MAX_ENTRIES, (uint64_t)s.st_size };
-	r.outcome = workdir_extract(img, dirfd, &rec, &lim, &r.st, r.err, sizeof r.err);
+	r.outcome = extract_view(img, mapped ? &map : NULL, dirty, dirfd, dirfd, &rec, &lim, &r.st, r.err, sizeof r.err);
+	copyin_map_free(&map);
+	if (dirty)
+		munmap(dirty, mapped_dirty_bytes((uint64_t)s.st_size & ~511ull));
 	r.kept = r.outcome == EXTRACT_HOST_ERROR;
 	if (!r.kept)
 		remove_kept(image);
