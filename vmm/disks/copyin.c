@@ -188,11 +188,19 @@ static void show_progress(const struct walk *w)
 }
 
 /* "what PATH: reason", the path escaped (names are anybody's bytes). */
+/* The path is named by its last 160 bytes at most (from a '/'), so that the
+ * reason still fits the line. */
 static int fail(struct walk *w, const char *what, const char *why)
 {
 	char shown[600];
 	str_escape(w->plen ? w->path : ".", w->plen ? w->plen : 1, shown, sizeof shown);
-	return errmsg(w->err, w->errlen, "%s %s: %s", what, shown, why);
+	const char *tail = shown;
+	size_t len = strlen(shown);
+	if (len > 160) {
+		tail = strchr(shown + len - 160, '/');
+		tail = tail ? tail : shown + len - 160;
+	}
+	return errmsg(w->err, w->errlen, "%s %s%s: %s", what, tail == shown ? "" : "...", tail, why);
 }
 
 static int fail_errno(struct walk *w, const char *what, int e)
@@ -339,8 +347,9 @@ static int skipped_type(unsigned char t)
 static int push(struct walk *w, const char *name)
 {
 	size_t len = strlen(name), at = w->plen + (w->plen != 0);
-	if (at + len >= sizeof w->path)
-		return fail(w, "cannot copy", "path too long");
+	if (at + len > COPYIN_MAX_PATH)
+		return fail(w, "cannot copy the entries of", "their paths are longer than " STR(COPYIN_MAX_PATH) " bytes "
+			    "(the guest's paths are at most 4095, its mount point included)");
 	if (w->plen)
 		w->path[w->plen] = '/';
 	memcpy(w->path + at, name, len + 1);
@@ -372,7 +381,7 @@ static int walk_dir(struct walk *w, int fd)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (++w->names > COPYIN_MAX_ENTRIES) {
-			r = fail(w, "cannot copy", "more than " STR(COPYIN_MAX_ENTRIES) " entries");
+			r = errmsg(w->err, w->errlen, "the tree holds more than " STR(COPYIN_MAX_ENTRIES) " entries (the limit)");
 			break;
 		}
 		if (!(w->names % 4096))

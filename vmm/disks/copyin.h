@@ -14,6 +14,9 @@
 
 #define COPYIN_MAX_DEPTH 128       /* directories below the top */
 #define COPYIN_MAX_ENTRIES 1000000 /* names met, skipped ones included */
+/* A path from the top: the guest's paths are at most 4,095 bytes, and
+ * "/data/NAME/" (NAME up to 64) comes before it there. */
+#define COPYIN_MAX_PATH 3968
 
 struct copyin_entry {
 	char *path;         /* from the top: "a/b"; "" is the top itself */
