@@ -64,20 +64,21 @@ static const struct copyin_extent *extent_of(const struct copyin_map *m, uint64_
 	return x && at >= *next ? x : NULL;
 }
 
-/* Bytes from `at` (inside extent x) up to n that are all dirty, or all
- * clean, as the block at `at` is. */
-static size_t same_state(const struct mapped_disk *m, const struct copyin_extent *x, uint64_t at, size_t n,
-			 int dirty)
+size_t mapped_run(const struct mapped_disk *m, uint64_t at, size_t n, const struct copyin_extent **clean)
 {
+	uint64_t next;
+	const struct copyin_extent *x = extent_of(m->map, at, &next);
+	int dirty = x && mapped_is_dirty(m->dirty, at / B);
+	*clean = x && !dirty ? x : NULL;
+	if (!x)
+		return next - at < n ? (size_t)(next - at) : n;
 	uint64_t end = (x->block + x->blocks) * B;
 	if (end - at < n)
 		n = (size_t)(end - at);
 	size_t step = (size_t)(B - at % B);
-	if (!m->dirty)
-		return n;
-	while (step < n && mapped_is_dirty(m->dirty, (at + step) / B) == dirty)
+	while (m->dirty && step < n && mapped_is_dirty(m->dirty, (at + step) / B) == dirty)
 		step += B;
-	return step < n ? step : n;
+	return m->dirty && step < n ? step : n;
 }
 
 /* The piece of extent x's file under the bytes at `at` (n of them). */
@@ -91,12 +92,11 @@ static int read_file(const struct mapped_disk *m, const struct copyin_extent *x,
 int mapped_read(const struct mapped_disk *m, char *p, size_t n, off_t *pos)
 {
 	while (n) {
-		uint64_t at = (uint64_t)*pos, next;
-		const struct copyin_extent *x = extent_of(m->map, at, &next);
-		int in_image = !x || mapped_is_dirty(m->dirty, at / B);
-		size_t step = x ? same_state(m, x, at, n, in_image) : (next - at < n ? (size_t)(next - at) : n);
+		uint64_t at = (uint64_t)*pos;
+		const struct copyin_extent *x;
+		size_t step = mapped_run(m, at, n, &x);
 		off_t where = *pos;
-		if (in_image ? mapped_transfer(m->image, 0, p, step, &where) : read_file(m, x, p, step, at))
+		if (x ? read_file(m, x, p, step, at) : mapped_transfer(m->image, 0, p, step, &where))
 			return -1;
 		p += step, n -= step, *pos += (off_t)step;
 	}

@@ -33,6 +33,10 @@ static inline int mapped_is_dirty(const uint64_t *dirty, uint64_t block)
 
 /* The extent holding block blk (of MAPPED_BLOCK), or NULL. */
 const struct copyin_extent *mapped_extent(const struct copyin_map *m, uint64_t blk);
+/* The run of bytes from `at` (n at most) that is all in one host file's
+ * piece and never written (*clean: that extent), or all in the image
+ * (*clean NULL): its length. */
+size_t mapped_run(const struct mapped_disk *m, uint64_t at, size_t n, const struct copyin_extent **clean);
 /* n bytes at *pos (advanced): 0, or -1 on an error or a stop request. */
 int mapped_read(const struct mapped_disk *m, char *p, size_t n, off_t *pos);
 /* A write: whole blocks go to the image; part of a block not yet written
