@@ -55,6 +55,13 @@
  * and exits, and with FUZZ_EXTRACT_STREAM_OF=IMAGE FUZZ_EXTRACT_STREAM_TO=FILE
  * it writes the reader's record stream of IMAGE to FILE and exits.
  *
+ * Built with -DFUZZ_MAPPED (fuzz_extract_mapped), the image is read as a
+ * copy-on-write workdir's (vmm/disks/mapped.c): the map of the copy-in
+ * tree's data (copyin_build_mapped), its host files out/'s (their inodes
+ * renewed per input), a file server of its own per input, and the dirty
+ * bits from the input's bytes 512..543 (unused by ext2): the reader's view,
+ * its pinning and splices face hostile block maps over real host files.
+ *
  * Built with -DFUZZ_STREAM (fuzz_extract_stream), the input is instead the
  * record stream itself, as a compromised reader could send it: the child's
  * ext2fs_open (--wrap; the child is confined by then, with the input on fd
@@ -73,6 +80,11 @@
 #include "disks/extract.h"
 #include "fuzz.h"
 #include "disks/workdir_reader.h"
+#ifdef FUZZ_MAPPED
+#include "disks/disks.h"
+#include "disks/file_server.h"
+#include "disks/mapped.h"
+#endif
 
 #define MAX_IMAGE_INPUT (256u << 10)
 #define IMAGE_SIZE (1u << 20)
@@ -86,6 +98,10 @@ static char base[64], img[96], copyin_img[96], canary[96], out[96];
 static const char keep[] = "the canary";
 static const struct extract_limits lim = { 256, 4u << 20 };
 static struct copyin_record first, rec; /* copyin_build's; this input's */
+#ifdef FUZZ_MAPPED
+static struct copyin_map map; /* out/'s data, as copyin_build_mapped lays it out */
+static uint64_t dirty[(IMAGE_SIZE / MAPPED_BLOCK + 63) / 64];
+#endif
 
 /* Each input frees a few hundred KiB (directory streams, the record, the
  * writer's tables): ASan's default 256 MiB quarantine would keep this
@@ -312,7 +328,8 @@ static void check_host_run(int root)
 		      (unsigned long)s.st_nlink, (unsigned long)was->st_nlink);
 	}
 	struct stat s;
-	CHECK(fstatat(root, host_deleted, &s, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT,
+	/* ENOTDIR: the program replaced its directory by a file, legitimately */
+	CHECK(fstatat(root, host_deleted, &s, AT_SYMLINK_NOFOLLOW) < 0 && (errno == ENOENT || errno == ENOTDIR),
 	      "%s, deleted by the host, is back", host_deleted);
 }
 
@@ -405,7 +422,29 @@ static void run_one(int image_fd, int pristine)
 #ifdef FUZZ_STREAM
 	feeding = !pristine;
 #endif
-	int r = workdir_extract(&(struct workdir_image){ .fd = image_fd, .files = -1 }, root, &rec, &lim, &st, err, sizeof err);
+#ifdef FUZZ_MAPPED
+	for (size_t i = 0; i < map.nf; i++) {
+		const struct copyin_entry *e = copyin_find(&rec, map.f[i].path);
+		if (e)
+			map.f[i].dev = e->dev, map.f[i].ino = e->ino;
+	}
+	memset(dirty, 0, sizeof dirty);
+	CHECK(pread(image_fd, dirty, 32, 512) >= 0, "reading the dirty bits");
+	static struct disks one;
+	one.n = 1;
+	one.d[0] = (struct disk){ .fd = -1, .mapped = 1, .map = map, .top_fd = root };
+	int files;
+	pid_t server = file_server_start(&one, &files, err, sizeof err);
+	CHECK(server > 0, "file_server_start: %s", err);
+	struct workdir_image wi = { image_fd, &map, dirty, files, 0 };
+#else
+	struct workdir_image wi = { .fd = image_fd, .files = -1 };
+#endif
+	int r = workdir_extract(&wi, root, &rec, &lim, &st, err, sizeof err);
+#ifdef FUZZ_MAPPED
+	close(files);
+	CHECK(wait4(server, NULL, 0, NULL) == server, "waiting for the file server");
+#endif
 #ifdef FUZZ_STREAM
 	feeding = 0;
 #endif
@@ -494,6 +533,18 @@ static void setup(void)
 	CHECK(root >= 0 && fd >= 0, "opening %s, %s: %s", out, copyin_img, err);
 	CHECK(copyin_build(root, fd, IMAGE_SIZE, COPYIN_INODES, &first, err, sizeof err) == 0, "copyin_build: %s", err);
 	close(fd);
+#ifdef FUZZ_MAPPED
+	struct copyin_record again = { 0 };
+	char scratch[128];
+	snprintf(scratch, sizeof scratch, "%s/mapped.img", base);
+	fd = open(scratch, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(fd >= 0 && copyin_build_mapped(root, fd, IMAGE_SIZE, COPYIN_INODES, &again, &map, err, sizeof err) == 0,
+	      "copyin_build_mapped: %s", err);
+	CHECK(map.nx > 0, "the tree's data is mapped");
+	copyin_record_free(&again);
+	close(fd);
+	unlink(scratch);
+#endif
 	close(root);
 }
 
