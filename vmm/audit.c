@@ -113,6 +113,9 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 	denial(fd, "unknown syscall", beyond, g->out_of_range, "guest");
 	denial(fd, "read-only disk", "write", g->denied_erofs, "guest");
 	denial(fd, "read-only disk", "device write", r->blk_denied_writes, "husk");
+	if (r->blk_changed_reads)
+		emit(fd, json_pack("{s:s, s:I, s:s}", "event", "host files changed", "reads",
+				   (json_int_t)r->blk_changed_reads, "by", "husk"));
 	guest_limit(fd, "memory", g->denied_enomem);
 	guest_limit(fd, "disk full", g->denied_enospc);
 	guest_limit(fd, "open files", g->denied_emfile);

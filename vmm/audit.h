@@ -20,6 +20,7 @@ struct run_record {
 	uint64_t bytes_out, bytes_err;
 	int output_cut;
 	uint64_t blk_denied_writes;    /* host-counted, at the virtio-blk device */
+	uint64_t blk_changed_reads;    /* ... reads of host files replaced or removed during the run */
 	uint64_t workdir_bytes, workdir_files;
 	uint64_t workdir_conflicts, workdir_failed; /* paths: both sides changed; could not be written */
 	const char (*conflict_paths)[200];          /* the first EXTRACT_NOTED of them, escaped */

@@ -415,8 +415,14 @@ static int report(struct session *s, int status)
 				  .scratch = !s->o->workdir, .scratch_bytes = s->guest.scratch_bytes,
 				  .tasks_created = s->guest.tasks_created, .tasks_peak = s->guest.tasks_peak,
 				  .network = s->broker_fd >= 0 };
-	for (int i = 0; i < s->disks.n; i++)
+	for (int i = 0; i < s->disks.n; i++) {
 		rec.blk_denied_writes += s->blks[i].denied_writes;
+		rec.blk_changed_reads += s->blks[i].changed_reads;
+		if (s->blks[i].changed_reads)
+			fprintf(stderr, "husk: note: %llu reads in %s failed (EIO): host files there were replaced or "
+					"removed during the run\n", (unsigned long long)s->blks[i].changed_reads,
+				s->disks.d[i].mount);
+	}
 	rec.peak_memory = resident_bytes(&s->vm.mem);
 	/* A program that failed after memory ran out ended for lack of memory
 	 * (the guest's count: for the record, not trusted for anything). */

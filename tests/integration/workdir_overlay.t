@@ -7,7 +7,7 @@
 # run is never read in place of the one walked.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 19
+plan 21
 export TMPDIR="$TMP/tmpdir"
 mkdir -p "$TMPDIR"
 W=$TMP/w
@@ -74,7 +74,7 @@ is "$(stat -c %i "$W/b/big") $(stat -c %Y "$W/a/lines")" "$ino2 $mtime" "the hos
 # 4. The host replaces a file during the run that the program has not read:
 #    the program gets an error, never the new file's bytes in the old one's place.
 printf 'old content\n' > "$W/swapped"
-"$HUSK" run --disk 4G -w "$W" python -c '
+"$HUSK" run --audit "$TMP/audit" --disk 4G -w "$W" python -c '
 import time
 time.sleep(1.5)
 try:
@@ -87,6 +87,9 @@ sleep 0.5
 printf 'host content\n' > "$TMP/new" && mv "$TMP/new" "$W/swapped"
 wait $pid
 is "$(cat "$TMP/out")" "error 5" "reading a host file replaced during the run is EIO"
+grep -q "^husk: note: [0-9]* reads in /workdir failed (EIO): host files there were replaced or removed during the run$" "$TMP/err"
+ok $? "husk says why, in one line"
+grep -q '"event": *"host files changed"' "$TMP/audit"; ok $? "and the audit records it"
 is "$(cat "$W/swapped")" "host content" "and the host's file stays"
 
 # 5. The program changes part of a file, then the host replaces it: the

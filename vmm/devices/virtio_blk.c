@@ -42,7 +42,9 @@ static size_t take(struct cursor *k, int writable, uint64_t n, struct iovec *iov
 static int file_fd(void *ctx, uint32_t f)
 {
 	struct blk *b = ctx;
-	return file_server_open(b->files, b->disk, f);
+	int fd = file_server_open(b->files, b->disk, f);
+	b->changed_reads += fd == -ESTALE;
+	return fd;
 }
 
 static uint8_t do_io(struct blk *b, int writing, uint64_t sector, struct iovec *iov, int niov, size_t len)

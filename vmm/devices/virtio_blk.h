@@ -18,6 +18,7 @@ struct blk {
 	uint64_t sectors;           /* capacity in 512-byte sectors */
 	uint64_t bytes_read, bytes_written;
 	uint64_t denied_writes;     /* writes refused on a read-only disk */
+	uint64_t changed_reads;     /* reads of host files replaced or removed since the walk (EIO) */
 	struct virtio_blk_config config;
 	char id[VIRTIO_BLK_ID_BYTES];
 	struct mapped_disk mapped;  /* a dataset's or the workdir's: data in host files (map NULL: none) */
