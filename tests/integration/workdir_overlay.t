@@ -7,7 +7,7 @@
 # run is never read in place of the one walked.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 21
+plan 23
 export TMPDIR="$TMP/tmpdir"
 mkdir -p "$TMPDIR"
 W=$TMP/w
@@ -113,6 +113,15 @@ ok $? "one line says the program's version cannot be rebuilt"
 is "$(cat "$W/shared")" "host replaced it" "the host's file is kept"
 [ ! -e "$W/shared.husk-conflict" ]; ok $? "no half-rebuilt copy beside it"
 
-# 6. Nothing of the image is left behind.
+# 6. A long write-back (a 1 GiB file changed) shows its progress on a
+#    terminal, and nothing when stderr is not one.
+script -qec "\"$HUSK\" run --disk 4G -w \"$W\" python -c 'open(\"b/big\", \"r+b\").write(b\"P\")'" /dev/null \
+	> "$TMP/tty" 2>&1
+grep -q "husk: writing the workdir back: [0-9]* entries, [0-9]* MB" "$TMP/tty"
+ok $? "a long write-back shows its progress on a terminal"
+"$HUSK" run --disk 4G -w "$W" python -c 'open("b/big", "r+b").write(b"Q")' 2> "$TMP/err"
+is "$?:$(wc -c < "$TMP/err")" "0:0" "and nothing when stderr is not one"
+
+# 7. Nothing of the image is left behind.
 is "$(ls "$TMPDIR")" "" "no image left in TMPDIR"
 done_testing

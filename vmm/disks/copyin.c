@@ -21,6 +21,7 @@
 #include <ext2fs/ext2fs.h>
 #include "disks/copyin.h"
 #include "errmsg.h"
+#include "progress.h"
 
 #define BS 4096u                                /* the image's block size */
 #define CHUNK (1u << 20)                        /* file data read and written at once */
@@ -161,35 +162,9 @@ struct walk {
 	size_t errlen;
 };
 
-/* ---- progress ---------------------------------------------------------------- */
-
-static const char *progress_label; /* copyin_progress's */
-static int progress_shown;
-static struct timespec progress_at;
-
-void copyin_progress(const char *label)
-{
-	progress_label = label && isatty(2) ? label : NULL;
-	clock_gettime(CLOCK_MONOTONIC, &progress_at);
-}
-
-/* Every half second of a long walk, on a terminal: how far it is. */
-static void show_progress(const struct walk *w)
-{
-	struct timespec t;
-	if (!progress_label)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	if ((t.tv_sec - progress_at.tv_sec) * 1000 + (t.tv_nsec - progress_at.tv_nsec) / 1000000 < 500)
-		return;
-	progress_at = t;
-	progress_shown = 1;
-	fprintf(stderr, "\rhusk: %s: %llu names\033[K", progress_label, (unsigned long long)w->names);
-}
-
-/* "what PATH: reason", the path escaped (names are anybody's bytes). */
-/* The path is named by its last 160 bytes at most (from a '/'), so that the
- * reason still fits the line. */
+/* "what PATH: reason", the path escaped (names are anybody's bytes) and
+ * named by its last 160 bytes at most (from a '/'), so that the reason
+ * still fits the line. */
 static int fail(struct walk *w, const char *what, const char *why)
 {
 	char shown[600];
@@ -385,7 +360,7 @@ static int walk_dir(struct walk *w, int fd)
 			break;
 		}
 		if (!(w->names % 4096))
-			show_progress(w);
+			progress_show(w->names, "names", 0);
 		if (skipped_type(de->d_type))
 			continue;
 		r = push(w, de->d_name) || visit(w, fd, de->d_type);
@@ -408,9 +383,6 @@ static int walk_tree(const struct walk_ops *ops, void *ctx, int dirfd, struct co
 	*w = (struct walk){ .ops = ops, .ctx = ctx, .rec = rec, .err = err, .errlen = n };
 	w->name = w->path;
 	int r = enter(w, dirfd);
-	if (progress_shown)
-		fputs("\r\033[K", stderr);
-	progress_shown = 0;
 	if (!r && rec)
 		qsort(rec->e, rec->n, sizeof *rec->e, by_path);
 	if (r && rec)

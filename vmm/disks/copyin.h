@@ -98,9 +98,6 @@ int copyin_build_mapped(int dirfd, int image_fd, uint64_t bytes, uint64_t inodes
 			struct copyin_map *map, char *err, size_t errlen);
 void copyin_map_free(struct copyin_map *map);
 
-/* While label is set (NULL: off) and stderr is a terminal, a walk longer
- * than half a second shows "husk: LABEL: N names" there, and clears it. */
-void copyin_progress(const char *label);
 
 const struct copyin_entry *copyin_find(const struct copyin_record *rec, const char *path);
 void copyin_record_free(struct copyin_record *rec);

@@ -24,6 +24,7 @@
 #include "disks/dataset.h"
 #include "disks/map_file.h"
 #include "errmsg.h"
+#include "progress.h"
 
 #define KEY_FORMAT "husk ro image 3" /* changes with what copyin_build_mapped makes */
 
@@ -156,9 +157,9 @@ int dataset_attach(struct disk *d, int dirfd, const char *path, char *err, size_
 	struct copyin_record rec;
 	char why[1024], key[2 * SHA256_DIGEST_SIZE + 1], name[96], dir[PATH_MAX], label[PATH_MAX + 32];
 	snprintf(label, sizeof label, "--ro %s", path);
-	copyin_progress(label);
+	progress_begin(label);
 	int m = copyin_measure(dirfd, &bytes, &entries, &rec, why, sizeof why);
-	copyin_progress(NULL);
+	progress_end();
 	if (m)
 		return errmsg(err, n, "--ro %s: %s", path, why);
 	tree_key(dirfd, &rec, key);
@@ -186,9 +187,9 @@ int dataset_attach(struct disk *d, int dirfd, const char *path, char *err, size_
 	if (map >= 0)
 		close(map);
 	if (r) {
-		copyin_progress(label);
+		progress_begin(label);
 		r = build(d, cache, key, dirfd, path, size, entries + 64, err, n);
-		copyin_progress(NULL);
+		progress_end();
 		name[strlen(name) - 4] = 0; /* the entry: ro-KEY */
 		if (!r)
 			cache_trim(name);

@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "disks/copyin.h"
 #include "errmsg.h"
+#include "progress.h"
 #include "disks/dataset.h"
 #include "disks/disks.h"
 #include "disks/mapped.h"
@@ -240,7 +241,7 @@ int disks_add_workdir(struct disks *ds, const char *dir, uint64_t size, char *er
 	uint64_t bytes, entries;
 	char label[PATH_MAX + 16];
 	snprintf(label, sizeof label, "workdir %s", dir);
-	copyin_progress(label);
+	progress_begin(label);
 	int r = copyin_measure(ds->workdir_fd, &bytes, &entries, NULL, why, sizeof why);
 	if (r)
 		errmsg(err, n, "workdir %s: %s", dir, why);
@@ -249,7 +250,7 @@ int disks_add_workdir(struct disks *ds, const char *dir, uint64_t size, char *er
 			   (unsigned long long)(size >> 20));
 	else
 		r = workdir_image(ds, d, size, entries, err, n);
-	copyin_progress(NULL);
+	progress_end();
 	return r;
 }
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "errmsg.h"
+#include "progress.h"
 #include "disks/extract.h"
 #include "disks/extract_stream.h"
 #include "disks/workdir_reader.h"
@@ -439,6 +440,7 @@ static int write_file(struct writer *w, struct level *l, const char *name, const
 		if (k <= 0)
 			break; /* not a pipe, a file that refuses it, a write error, or the stream's end: as below */
 		left -= (uint64_t)k;
+		progress_show(w->entries, "entries", w->st->bytes + (r->size - left));
 	}
 	for (; left;) {
 		size_t k = left < CHUNK ? left : CHUNK;
@@ -730,6 +732,7 @@ static int step(struct writer *w, char *err, size_t n)
 	name[r.name_len] = 0;
 	if (++w->entries > w->lim->max_files)
 		return errmsg(err, n, "%s", reader_error(RE_ENTRIES));
+	progress_show(w->entries, "entries", w->st->bytes);
 	if (r.size > w->lim->max_bytes - w->st->bytes)
 		return errmsg(err, n, "%s", reader_error(RE_BYTES));
 	size_t plen = stack[depth].plen;

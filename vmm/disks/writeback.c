@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "errmsg.h"
+#include "progress.h"
 #include "exit_codes.h"
 #include "disks/extract.h"
 #include "disks/file_server.h"
@@ -207,8 +208,10 @@ static _Noreturn void helper(int go, int result, struct disks *ds)
 		_exit(0);
 	}
 	struct extract_limits lim = { COPYIN_MAX_ENTRIES, d->size };
+	progress_begin("writing the workdir back");
 	r.outcome = extract_view(d->fd, d->mapped ? &d->map : NULL, d->dirty, d->top_fd, ds->workdir_fd,
 				 &ds->workdir_record, &lim, &r.st, r.err, sizeof r.err);
+	progress_end();
 	r.kept = r.outcome == EXTRACT_HOST_ERROR && record_save(&ds->workdir_record, d->image) == 0 &&
 		 (!d->mapped || view_save(d) == 0);
 	if (!r.kept)
@@ -338,7 +341,9 @@ int writeback_retry(const char *image, const char *dir)
 	}
 	struct report r = { 0 };
 	struct extract_limits lim = { COPYIN_MAX_ENTRIES, (uint64_t)s.st_size };
+	progress_begin("writing the workdir back");
 	r.outcome = extract_view(img, mapped ? &map : NULL, dirty, dirfd, dirfd, &rec, &lim, &r.st, r.err, sizeof r.err);
+	progress_end();
 	copyin_map_free(&map);
 	if (dirty)
 		munmap(dirty, mapped_dirty_bytes((uint64_t)s.st_size & ~511ull));
