@@ -422,6 +422,10 @@ static int report(struct session *s, int status)
 			fprintf(stderr, "husk: note: %llu reads in %s failed (EIO): host files there were replaced or "
 					"removed during the run\n", (unsigned long long)s->blks[i].changed_reads,
 				s->disks.d[i].mount);
+		if (s->blks[i].unreadable_reads)
+			fprintf(stderr, "husk: note: %llu reads in %s failed (EIO): host files there are not readable "
+					"by the user running husk\n", (unsigned long long)s->blks[i].unreadable_reads,
+				s->disks.d[i].mount);
 	}
 	rec.peak_memory = resident_bytes(&s->vm.mem);
 	/* A program that failed after memory ran out ended for lack of memory

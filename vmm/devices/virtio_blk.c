@@ -44,6 +44,7 @@ static int file_fd(void *ctx, uint32_t f)
 	struct blk *b = ctx;
 	int fd = file_server_open(b->files, b->disk, f);
 	b->changed_reads += fd == -ESTALE;
+	b->unreadable_reads += fd == -EACCES || fd == -EPERM;
 	return fd;
 }
 

@@ -19,6 +19,7 @@ struct blk {
 	uint64_t bytes_read, bytes_written;
 	uint64_t denied_writes;     /* writes refused on a read-only disk */
 	uint64_t changed_reads;     /* reads of host files replaced or removed since the walk (EIO) */
+	uint64_t unreadable_reads;  /* ... of host files husk may not read (EIO) */
 	struct virtio_blk_config config;
 	char id[VIRTIO_BLK_ID_BYTES];
 	struct mapped_disk mapped;  /* a dataset's or the workdir's: data in host files (map NULL: none) */
