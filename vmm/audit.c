@@ -78,6 +78,14 @@ static void guest_limit(int fd, const char *kind, uint64_t count)
 				   "counted_by", "guest"));
 }
 
+/* The phases of a run (audit.h), by the names the end record and --stats use. */
+static const char *const phase_names[PHASES] = { "prepare", "create", "load", "run", "destroy", "write_back" };
+
+static double phase_ms(const struct run_record *r, int i)
+{
+	return 1000 * (r->phase_s[i] - (i ? r->phase_s[i - 1] : 0));
+}
+
 void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 {
 	if (fd < 0)
@@ -125,7 +133,7 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", run_end_name(r->reason)));
 	for (int i = 0; i < r->nconflict_paths; i++)
 		emit(fd, json_pack("{s:s, s:s}", "event", "workdir conflict", "path", r->conflict_paths[i]));
-	emit(fd, json_pack("{s:s, s:f, s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	json_t *end = json_pack("{s:s, s:f, s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			   "event", "end", "time", now_s(), "reason", run_end_name(r->reason), "status", r->status,
 			   "wall_s", r->wall_s, "cpu_s", r->cpu_s, "peak_guest_memory", (json_int_t)r->peak_memory,
 			   "bytes_out", (json_int_t)r->bytes_out, "bytes_err", (json_int_t)r->bytes_err,
@@ -133,7 +141,12 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 			   (json_int_t)r->workdir_files, "workdir_conflicts", (json_int_t)r->workdir_conflicts,
 			   "workdir_failed", (json_int_t)r->workdir_failed, "scratch_bytes_left",
 			   (json_int_t)r->scratch_bytes, "tasks_created", (json_int_t)r->tasks_created, "tasks_peak",
-			   (json_int_t)r->tasks_peak));
+			   (json_int_t)r->tasks_peak);
+	json_t *phases = json_object();
+	for (int i = 0; end && phases && i < PHASES; i++)
+		json_object_set_new(phases, phase_names[i], json_real(phase_ms(r, i)));
+	json_object_set_new(end, "phases_ms", phases);
+	emit(fd, end);
 	close(fd);
 }
 
@@ -150,4 +163,7 @@ void stats_print(const struct run_record *r)
 		fprintf(stderr, "workdir: %llu files / %llu bytes written back, %llu conflicts, %llu failed\n",
 			(unsigned long long)r->workdir_files, (unsigned long long)r->workdir_bytes,
 			(unsigned long long)r->workdir_conflicts, (unsigned long long)r->workdir_failed);
+	fprintf(stderr, "husk: phases (ms):");
+	for (int i = 0; i < PHASES; i++)
+		fprintf(stderr, " %s %.2f%s", phase_names[i], phase_ms(r, i), i + 1 < PHASES ? "," : "\n");
 }

@@ -12,6 +12,12 @@
 #include "options.h"
 #include "run.h"
 
+/* Where a run's time went, in seconds from husk's start: the host side
+ * prepared (disks, helpers, namespaces), the VM created, the kernel and
+ * program loaded with the vCPU set, the guest done, the VM destroyed, the
+ * workdir written back. */
+enum run_phase { PHASE_PREPARED, PHASE_VM, PHASE_LOADED, PHASE_RAN, PHASE_DESTROYED, PHASE_WRITTEN_BACK, PHASES };
+
 struct run_record {
 	enum run_end reason;
 	int status;
@@ -31,6 +37,7 @@ struct run_record {
 	 * included), the most alive at once */
 	unsigned tasks_created, tasks_peak;
 	int network;                   /* the run had a network: its broker recorded each resolve and connect */
+	double phase_s[PHASES];
 };
 
 /* Opened before the VMM loses its view of the host's files.  Returns 0 with

@@ -53,6 +53,7 @@ static_assert(3 + MAX_DISKS + 1 <= HUSK_MMIO_MAX, "the consoles, disks and netwo
 struct session {
 	struct options *o;
 	struct timespec started;
+	double phase_s[PHASES];    /* when each phase of the run ended (audit.h) */
 	char *path, *system_disk;  /* the program's file and its image's system disk (or NULL) */
 	char *image_digest;        /* a Debian image's disk digest, for the record (or NULL) */
 	const uint8_t *prog;       /* the program's file, mapped until it is loaded; NULL: self-test */
@@ -121,6 +122,13 @@ static uint64_t resident_bytes(const struct guest_mem *m)
 	for (uint64_t i = 0; i < m->size / 4096; i++)
 		n += vec[i] & 1;
 	return n * 4096;
+}
+
+static double seconds_since(clockid_t clk, const struct timespec *t0);
+
+static void phase_done(struct session *s, enum run_phase p)
+{
+	s->phase_s[p] = seconds_since(CLOCK_MONOTONIC, &s->started);
 }
 
 static double seconds_since(clockid_t clk, const struct timespec *t0)
@@ -212,6 +220,7 @@ static void prepare(struct session *s)
 	s->iso.mnt_fd = -1;
 	if (!o->no_namespaces && isolate_vmm(&s->iso, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
+	phase_done(s, PHASE_PREPARED);
 }
 
 /* The guest kernel, built into husk; returns its entry point. */
@@ -333,6 +342,7 @@ static void boot(struct session *s)
 	int user_error;
 	if (vm_create(&s->vm, s->o->memory, !s->o->no_pvm, err, sizeof err, &user_error))
 		die(user_error ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
+	phase_done(s, PHASE_VM);
 	/* Huge pages everywhere but the stack (see guest_mem_hugepages), before
 	 * anything is written. */
 	guest_mem_hugepages(&s->vm.mem, 0, s->o->memory - HUSK_STACK_SIZE);
@@ -344,6 +354,7 @@ static void boot(struct session *s)
 	describe_machine(s, &image);
 	if (vm_setup_cpu(&s->vm, kernel_entry, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
+	phase_done(s, PHASE_LOADED);
 }
 
 /* The seccomp allowlist, with the fds the confined VMM reads and writes:
@@ -391,7 +402,9 @@ static int run_vm(struct session *s)
 		isolate_root(&s->iso);
 	audit_start(s->audit, o, &s->iso, s->image_digest);
 	confine_run(s);
-	return run_guest(&s->vm, &s->dev, &s->lim, o->syscalls, &s->guest);
+	int status = run_guest(&s->vm, &s->dev, &s->lim, o->syscalls, &s->guest);
+	phase_done(s, PHASE_RAN);
+	return status;
 }
 
 /* What the write-back did, for the record. */
@@ -436,8 +449,11 @@ static int report(struct session *s, int status)
 			"raise -m (it is %lluM)\n", s->guest.denied_enomem, (unsigned long long)(s->o->memory >> 20));
 	}
 	vm_destroy(&s->vm);
+	phase_done(s, PHASE_DESTROYED);
 	struct extract_stats wst = { 0 };
 	rec.status = status = writeback_finish(&s->wb, &s->disks, status, &wst);
+	phase_done(s, PHASE_WRITTEN_BACK);
+	memcpy(rec.phase_s, s->phase_s, sizeof rec.phase_s);
 	disks_release(&s->disks);
 	record_writeback(&rec, &wst);
 	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &s->started);

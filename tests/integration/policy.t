@@ -3,7 +3,7 @@
 # Policy files, husk policy show, and the audit trail.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 28
+plan 30
 
 printf '{"memory": "128M", "timeout": 5, "cpu_time": 3, "output_limit": 1000, "env": {"A": "from-policy", "B": "b"}, "pvm": true}\n' > "$TMP/p.json"
 "$HUSK" policy show --policy "$TMP/p.json" -m 64M -e A=from-flag > "$TMP/show"
@@ -53,11 +53,23 @@ grep -q '"event":"denial","kind":"network","what":"socket"' "$TMP/audit"; ok $? 
 ! grep -q '"event":"denial","kind":"process"' "$TMP/audit" && grep -q '"tasks_created":2,' "$TMP/audit"
 ok $? "a fork is no denial (processes live in the guest): the end record counts it as a task"
 grep -q '"event":"end".*"reason":"exit","status":0.*"bytes_out":11' "$TMP/audit"; ok $? "the end record has reason, status and bytes out"
-grep -Eq '"event":"end".*"tasks_created":[1-9][0-9]*,"tasks_peak":[1-9][0-9]*}' "$TMP/audit"
+grep -Eq '"event":"end".*"tasks_created":[1-9][0-9]*,"tasks_peak":[1-9][0-9]*,"phases_ms"' "$TMP/audit"
 ok $? "the end record has the guest's task counts, tasks_created and tasks_peak at least 1"
 grep -Eq 'tasks: [1-9][0-9]* created, [1-9][0-9]* at most at once' "$TMP/stats"; ok $? "--stats shows them too"
+grep -Eq '^husk: phases \(ms\): prepare [0-9.]+, create [0-9.]+, load [0-9.]+, run [0-9.]+, destroy [0-9.]+, write_back [0-9.]+$' "$TMP/stats"
+ok $? "--stats shows where the time went, phase by phase"
+/usr/bin/python3 - "$TMP/audit" <<'EOF'
+import json, sys
+end = [json.loads(l) for l in open(sys.argv[1]) if '"end"' in l][-1]
+p = end["phases_ms"]
+assert list(p) == ["prepare", "create", "load", "run", "destroy", "write_back"], p
+assert all(v >= 0 for v in p.values()), p
+assert sum(p.values()) <= end["wall_s"] * 1000 + 0.01, (p, end["wall_s"])
+assert p["run"] > 0 and p["create"] > 0, p
+EOF
+ok $? "the audit's end record has the phases, in order, within the run's wall time"
 "$HUSK" run --audit "$TMP/thread" python -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()' >/dev/null
-grep -Eq '"event":"end","time":[0-9.]*,"reason":"exit","status":0,.*"tasks_created":2,"tasks_peak":2}' "$TMP/thread" &&
+grep -Eq '"event":"end","time":[0-9.]*,"reason":"exit","status":0,.*"tasks_created":2,"tasks_peak":2,' "$TMP/thread" &&
 	! grep -q '"kind":"process"' "$TMP/thread"
 ok $? "a thread is counted (tasks_created 2, tasks_peak 2) and its clone is no process denial"
 "$HUSK" run -t 1 --audit "$TMP/audit2" lua -e 'while true do end' 2>/dev/null
