@@ -153,6 +153,8 @@ bench: all $(BUILD)/timeit
 	bench/python
 	bench/threads
 	bench/processes
+	bench/datasets
+	bench/density
 
 # --- fuzzing (libFuzzer: clang, libclang-rt-14-dev) -------------------------
 # tests/fuzz: each target runs FUZZ_SECONDS and prints libFuzzer's "Done N
