@@ -194,10 +194,11 @@ struct ext2_fs {
 
 	uint8_t *stage; /* coalesced writes, index builds; else the read-ahead window */
 	uint32_t stage_blocks, ra_max; /* the stage's size; the read-ahead window's, in blocks */
-	uint32_t ra_ino, ra_blocks;
+	uint32_t ra_ino, ra_blocks, ra_off; /* ... its inode, blocks, where in the stage */
 	uint64_t ra_lblk;
 	uint32_t seq_ino, seq_blocks; /* the last read from the device: its inode, size */
 	uint64_t seq_next;            /* ... and the block after it */
+	uint32_t rp_blk, rp_blocks;   /* a read-only disk's window: disk blocks, whatever file (ext2.c) */
 
 	struct dx_dir dx[DX_DIRS];
 	uint32_t dx_tick, dx_names; /* dx_names: over all indexes */
@@ -431,6 +432,8 @@ static void ra_drop(struct ext2_fs *fs, uint32_t ino)
 {
 	if (fs->ra_ino == ino || ino == 0)
 		fs->ra_ino = 0;
+	if (ino == 0)
+		fs->rp_blocks = 0;
 }
 
 /* Writes entries idx[0..n) (consecutive block numbers) in one call. */
@@ -2061,7 +2064,7 @@ static size_t ra_copy(struct ext2_fs *fs, const struct ino *ip, uint64_t pos, ui
 	if (pos < start || pos >= end)
 		return 0;
 	size_t n = min64(len, end - pos);
-	memcpy(buf, fs->stage + (pos - start), n);
+	memcpy(buf, fs->stage + fs->ra_off + (pos - start), n);
 	return n;
 }
 
@@ -2095,7 +2098,54 @@ static int ra_fill(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint
 	fs->ra_ino = ip->num;
 	fs->ra_lblk = lblk;
 	fs->ra_blocks = n;
+	fs->ra_off = 0;
 	ra_note(fs, ip, lblk, n);
+	return 0;
+}
+
+/* A read-only disk's window is of disk blocks, not of one file's: a tree
+ * read file by file is laid out in that order (copyin.c takes blocks in
+ * order), so one device call can serve many small files (rp_fill): 100,000
+ * files of 4 KiB, one VM exit each before (~40 us on kvm_pvm), read in 3.5 s
+ * instead of 7.1.  No write can make it stale: the disk is never written. */
+static size_t rp_copy(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint32_t pblk, uint64_t pos,
+		      uint8_t *buf, size_t len)
+{
+	if (!fs->rp_blocks || pblk < fs->rp_blk || pblk - fs->rp_blk >= fs->rp_blocks)
+		return 0;
+	uint32_t run = run_length(fs, ip, lblk, pblk, fs->rp_blk + fs->rp_blocks - pblk);
+	if (!fs->rp_blocks || pblk < fs->rp_blk || pblk - fs->rp_blk >= fs->rp_blocks)
+		return 0; /* run_length took the stage */
+	/* the file's run in the window is its read-ahead window now: its next
+	 * reads there are copies, with no block lookup */
+	fs->ra_ino = ip->num, fs->ra_lblk = lblk, fs->ra_blocks = run;
+	fs->ra_off = (pblk - fs->rp_blk) << fs->log_bs;
+	return ra_copy(fs, ip, pos, buf, len);
+}
+
+/* Fills the window from block pblk (lblk of ip): with what this file needs
+ * from there (up to the first size), or, when the read continues the last
+ * window on the disk (files read in the order they were laid out), twice
+ * that window, up to the stage and never past the disk.  So files read in
+ * any other order cost what they did, and files read in order ever fewer
+ * device calls. */
+static int rp_fill(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint32_t pblk)
+{
+	uint32_t n;
+	if (fs->rp_blocks && pblk == fs->rp_blk + fs->rp_blocks) {
+		n = 2 * fs->rp_blocks < fs->stage_blocks ? 2 * fs->rp_blocks : fs->stage_blocks;
+	} else {
+		uint64_t eof = (i_size(ip) + fs->bs - 1) >> fs->log_bs;
+		n = run_length(fs, ip, lblk, pblk, min64(fs->ra_max, eof > lblk ? eof - lblk : 1));
+	}
+	if (n > fs->blocks_count - pblk)
+		n = fs->blocks_count - pblk;
+	fs->ra_ino = 0, fs->rp_blocks = 0; /* the stage is this window's now */
+	int r = dev_read(fs, pblk, n, fs->stage);
+	if (r)
+		return r;
+	mc_overlay(fs, pblk, n, fs->stage);
+	fs->rp_blk = pblk, fs->rp_blocks = n;
 	return 0;
 }
 
@@ -2123,6 +2173,14 @@ static long read_chunk(struct ext2_fs *fs, const struct ino *ip, uint64_t pos, u
 		n = min64(len, fs->bs - boff);
 		memcpy(buf, e->data + boff, n);
 		return (long)n;
+	}
+	if (fs->read_only && (boff || len < RA_DIRECT)) {
+		if (!(n = rp_copy(fs, ip, lblk, pblk, pos, buf, len))) {
+			if ((r = rp_fill(fs, ip, lblk, pblk)))
+				return r;
+			n = rp_copy(fs, ip, lblk, pblk, pos, buf, len);
+		}
+		return n ? (long)n : -EIO;
 	}
 	uint32_t want = ra_want(fs, ip, lblk);
 	if (boff || (len < (size_t)want << fs->log_bs && len < RA_DIRECT)) {
