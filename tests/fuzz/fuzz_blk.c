@@ -8,7 +8,14 @@
  * disk must come out of the run unchanged: still without a single page
  * allocated.  A notify serves at most the requests the available ring held
  * when it came, however the requests' data rewrites the ring, and none once
- * a stop was requested. */
+ * a stop was requested.
+ *
+ * With the input's last byte odd, the disk is a mapped one (mapped.h): a
+ * dataset's when read-only, the workdir's copy-on-write view when not;
+ * blocks 16..47 map to a host file of 100 KiB (its tail reads as zeros),
+ * blocks 100..131 to one that is gone (file_server_open, wrapped, answers
+ * ESTALE).  The host file is never written, and no dirty bit is set outside
+ * the map. */
 #include <sys/mman.h> /* memfd_create */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +24,22 @@
 #include "devices/virtio_blk.h"
 
 #define DISK (1u << 20)
+#define HOST_FILE (100u << 10)
+
+static struct copyin_extent extents[] = { { 16, 0, 32, 0 }, { 100, 0, 32, 1 } };
+static struct copyin_file files[] = { { "a", 0, 0, HOST_FILE }, { "gone", 0, 0, HOST_FILE } };
+static const struct copyin_map map = { extents, 2, 2, files, 2, 2 };
+static uint64_t dirty[DISK / MAPPED_BLOCK / 64];
+static int host_fd = -1;
+static uint8_t host_data[HOST_FILE];
+
+/* In place of the file server: file 0 is host_fd, file 1 is gone. */
+int __wrap_file_server_open(int sock, uint32_t disk, uint32_t file);
+int __wrap_file_server_open(int sock, uint32_t disk, uint32_t file)
+{
+	(void)sock, (void)disk;
+	return file == 0 ? host_fd : -116 /* ESTALE */;
+}
 
 static struct blk blk;
 static int disk_fd = -1;
@@ -53,15 +76,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		heap_guest_mem(&mem, RAM);
 		disk_fd = memfd_create("fuzz_blk", MFD_CLOEXEC);
 		CHECK(disk_fd >= 0 && ftruncate(disk_fd, DISK) == 0, "memfd");
+		host_fd = memfd_create("fuzz_blk_host", MFD_CLOEXEC);
+		for (size_t i = 0; i < HOST_FILE; i++)
+			host_data[i] = (uint8_t)(i * 7 + i / 4096);
+		CHECK(host_fd >= 0 && pwrite(host_fd, host_data, HOST_FILE, 0) == HOST_FILE, "the host file");
 	}
 	CHECK(ftruncate(disk_fd, 0) == 0 && ftruncate(disk_fd, DISK) == 0, "emptying the disk");
 	uint8_t flags = size ? data[0] : 0;
 	int ro = flags & 1;
 	stop_at = flags >> 3, looks = 0;
+	int mapped = size > 1 && data[size - 1] & 1;
+	memset(dirty, 0, sizeof dirty);
 	blk_init(&blk, 0xd0000000ull, &mem, disk_fd, sizes[flags >> 1 & 3], ro, "fuzz-disk");
+	if (mapped)
+		blk_map_files(&blk, &map, ro ? NULL : dirty, -1, 0);
 	blk_ops = blk.mmio.ops;
 	blk.mmio.ops = &checked_ops;
 	mmio_run(&blk.mmio, data, size);
+	if (mapped) {
+		static uint8_t now[HOST_FILE + 1];
+		CHECK(pread(host_fd, now, sizeof now, 0) == HOST_FILE && !memcmp(now, host_data, HOST_FILE),
+		      "the host file was written");
+		for (uint64_t b = 0; b < DISK / MAPPED_BLOCK; b++)
+			CHECK(!mapped_is_dirty(dirty, b) || mapped_extent(&map, b), "block %llu marked dirty, outside the map",
+			      (unsigned long long)b);
+	}
 	if (ro) {
 		struct stat st;
 		CHECK(blk.bytes_written == 0, "%llu bytes written to a read-only disk",

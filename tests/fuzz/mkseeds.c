@@ -274,20 +274,35 @@ static void blk_req(uint8_t *m, uint16_t head, uint32_t type, uint64_t sector, u
 	desc(m, d, BUF + 0x3000 + head, 1, VIRTQ_DESC_F_WRITE, 0);
 }
 
-static void blk_seed(const char *name, uint8_t flags, uint32_t type, uint64_t sector, uint32_t len, int in)
+/* mapped: the input's last byte odd, a disk mapped to host files (fuzz_blk.c) */
+static void blk_seed_on(const char *name, uint8_t flags, uint32_t type, uint64_t sector, uint32_t len, int in,
+			int mapped)
 {
 	static struct prog p;
 	static uint8_t m[BUF + 0x3010];
 	memset(m, 0, sizeof m);
 	memset(m + BUF + 0x1000, 0x77, 0x2000);
+	m[sizeof m - 1] = (uint8_t)mapped;
 	blk_req(m, 0, type, sector, len, in);
 	prologue(&p, 0);
 	op(&p, 7, 2, 0, 0);
 	prog_save("blk", name, &p, flags, m, sizeof m);
 }
 
+static void blk_seed(const char *name, uint8_t flags, uint32_t type, uint64_t sector, uint32_t len, int in)
+{
+	blk_seed_on(name, flags, type, sector, len, in, 0);
+}
+
 static void blk_seeds(void)
 {
+	/* a disk mapped to host files: blocks 16..47 a host file, 100..131 a gone one */
+	blk_seed_on("mapped-read", 0, 0, 130, 8192, 1, 1);
+	blk_seed_on("mapped-read-ro", 1, 0, 16 * 8, 4096, 1, 1);
+	blk_seed_on("mapped-partial-write", 0, 1, 129, 512, 0, 1);
+	blk_seed_on("mapped-whole-write", 0, 1, 17 * 8, 8192, 0, 1);
+	blk_seed_on("mapped-read-gone", 0, 0, 100 * 8, 4096, 1, 1);
+	blk_seed_on("mapped-read-tail", 0, 0, 40 * 8, 8192, 1, 1);
 	blk_seed("read", 0, 0, 3, 1024, 1);
 	blk_seed("write", 0, 1, 5, 512, 0);
 	blk_seed("write-ro", 1, 1, 5, 512, 0);
