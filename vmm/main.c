@@ -418,6 +418,14 @@ static void record_writeback(struct run_record *rec, const struct extract_stats 
 	rec->nconflict_paths = w->conflicts < EXTRACT_NOTED ? (int)w->conflicts : EXTRACT_NOTED;
 }
 
+/* One line for reads of a disk's host files that failed (the program got EIO). */
+static void failed_reads(uint64_t count, const char *mount, const char *why)
+{
+	if (count)
+		fprintf(stderr, "husk: note: %llu reads in %s failed (EIO): host files there %s\n",
+			(unsigned long long)count, mount, why);
+}
+
 /* After the run: what the host counted and the guest reported (run_guest's
  * copy: guest memory goes here), the write-back (which can change husk's
  * status), the audit's end record, --stats.  Returns husk's status. */
@@ -431,14 +439,8 @@ static int report(struct session *s, int status)
 	for (int i = 0; i < s->disks.n; i++) {
 		rec.blk_denied_writes += s->blks[i].denied_writes;
 		rec.blk_changed_reads += s->blks[i].changed_reads;
-		if (s->blks[i].changed_reads)
-			fprintf(stderr, "husk: note: %llu reads in %s failed (EIO): host files there were replaced or "
-					"removed during the run\n", (unsigned long long)s->blks[i].changed_reads,
-				s->disks.d[i].mount);
-		if (s->blks[i].unreadable_reads)
-			fprintf(stderr, "husk: note: %llu reads in %s failed (EIO): host files there are not readable "
-					"by the user running husk\n", (unsigned long long)s->blks[i].unreadable_reads,
-				s->disks.d[i].mount);
+		failed_reads(s->blks[i].changed_reads, s->disks.d[i].mount, "were replaced or removed during the run");
+		failed_reads(s->blks[i].unreadable_reads, s->disks.d[i].mount, "are not readable by the user running husk");
 	}
 	rec.peak_memory = resident_bytes(&s->vm.mem);
 	/* A program that failed after memory ran out ended for lack of memory

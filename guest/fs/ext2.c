@@ -2083,13 +2083,20 @@ static void ra_note(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uin
 	fs->seq_ino = ip->num, fs->seq_next = lblk + n, fs->seq_blocks = n;
 }
 
+/* The blocks of ip from lblk (mapped at pblk) one device call reads: max
+ * at most, up to the end of the file or a discontinuity on disk. */
+static uint32_t file_run(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint32_t pblk, uint32_t max)
+{
+	uint64_t eof = (i_size(ip) + fs->bs - 1) >> fs->log_bs;
+	return run_length(fs, ip, lblk, pblk, min64(max, eof > lblk ? eof - lblk : 1));
+}
+
 /* Fills the window from lblk (mapped at pblk) with want blocks at most,
  * up to the end of the file or a discontinuity on disk, in one device
  * call. */
 static int ra_fill(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint32_t pblk, uint32_t want)
 {
-	uint64_t eof = (i_size(ip) + fs->bs - 1) >> fs->log_bs;
-	uint32_t n = run_length(fs, ip, lblk, pblk, min64(want, eof > lblk ? eof - lblk : 1));
+	uint32_t n = file_run(fs, ip, lblk, pblk, want);
 	fs->ra_ino = 0; /* run_length may have reused the stage */
 	int r = dev_read(fs, pblk, n, fs->stage);
 	if (r)
@@ -2108,13 +2115,18 @@ static int ra_fill(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint
  * order), so one device call can serve many small files (rp_fill): 100,000
  * files of 4 KiB, one VM exit each before (~40 us on kvm_pvm), read in 3.5 s
  * instead of 7.1.  No write can make it stale: the disk is never written. */
+static int rp_holds(const struct ext2_fs *fs, uint32_t pblk)
+{
+	return fs->rp_blocks && pblk >= fs->rp_blk && pblk - fs->rp_blk < fs->rp_blocks;
+}
+
 static size_t rp_copy(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint32_t pblk, uint64_t pos,
 		      uint8_t *buf, size_t len)
 {
-	if (!fs->rp_blocks || pblk < fs->rp_blk || pblk - fs->rp_blk >= fs->rp_blocks)
+	if (!rp_holds(fs, pblk))
 		return 0;
 	uint32_t run = run_length(fs, ip, lblk, pblk, fs->rp_blk + fs->rp_blocks - pblk);
-	if (!fs->rp_blocks || pblk < fs->rp_blk || pblk - fs->rp_blk >= fs->rp_blocks)
+	if (!rp_holds(fs, pblk))
 		return 0; /* run_length took the stage */
 	/* the file's run in the window is its read-ahead window now: its next
 	 * reads there are copies, with no block lookup */
@@ -2135,8 +2147,7 @@ static int rp_fill(struct ext2_fs *fs, const struct ino *ip, uint64_t lblk, uint
 	if (fs->rp_blocks && pblk == fs->rp_blk + fs->rp_blocks) {
 		n = 2 * fs->rp_blocks < fs->stage_blocks ? 2 * fs->rp_blocks : fs->stage_blocks;
 	} else {
-		uint64_t eof = (i_size(ip) + fs->bs - 1) >> fs->log_bs;
-		n = run_length(fs, ip, lblk, pblk, min64(fs->ra_max, eof > lblk ? eof - lblk : 1));
+		n = file_run(fs, ip, lblk, pblk, fs->ra_max);
 	}
 	if (n > fs->blocks_count - pblk)
 		n = fs->blocks_count - pblk;

@@ -77,8 +77,6 @@ static jmp_buf plan_stop;
 static void emit_flagged(uint8_t type, const char *name, size_t len, ext2_ino_t ino, const struct ext2_inode *in,
 			 uint64_t size, uint32_t flags)
 {
-	if (planning)
-		return;
 	struct rec r = { .type = type, .name_len = (uint16_t)len, .size = size, .ino = ino, .flags = flags };
 	if (in) {
 		r.mode = in->i_mode;
@@ -212,8 +210,9 @@ static int plan_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, bl
 	uint64_t at = (uint64_t)*blocknr * fs->blocksize;
 	if (at / fs->blocksize != *blocknr)
 		return 0;
-	const struct copyin_extent *x = mapped_extent(view.map, at / MAPPED_BLOCK);
-	if (x && !mapped_is_dirty(view.dirty, at / MAPPED_BLOCK) && pin(x->file)) {
+	const struct copyin_extent *x;
+	mapped_run(&view, at, 1, &x);
+	if (x && pin(x->file)) {
 		*(int *)priv = 1;
 		return BLOCK_ABORT;
 	}

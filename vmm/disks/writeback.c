@@ -25,15 +25,17 @@ struct report {
 	int kept; /* the image (and its record) stay for a retry */
 };
 
-static void full_write(int fd, const void *p, size_t n)
+/* All n bytes of p to fd: 0, or -1. */
+static int full_write(int fd, const void *p, size_t n)
 {
 	while (n) {
 		ssize_t k = write(fd, p, n);
 		if (k <= 0 && errno != EINTR)
-			return;
+			return -1;
 		if (k > 0)
 			p = (const char *)p + k, n -= k;
 	}
+	return 0;
 }
 
 /* ---- the record beside a kept image ------------------------------------------
@@ -49,11 +51,25 @@ struct entry_fields {
 	uint32_t path_len, pad;
 };
 
+/* IMAGE.EXT: a file kept beside a kept image (record, map, dirty). */
+#define SIDE_PATH 4200
+static void side_path(char path[SIDE_PATH], const char *image, const char *ext)
+{
+	snprintf(path, SIDE_PATH, "%s.%s", image, ext);
+}
+
+/* Made (only if new) or opened to read, never through a symlink. */
+static int side_open(const char *path, int create)
+{
+	return create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+		      : open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 static int record_save(const struct copyin_record *rec, const char *image)
 {
-	char path[4200];
-	snprintf(path, sizeof path, "%s.record", image);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	char path[SIDE_PATH];
+	side_path(path, image, "record");
+	int fd = side_open(path, 1);
 	if (fd < 0)
 		return -1;
 	FILE *f = fdopen(fd, "w");
@@ -74,9 +90,9 @@ static int record_save(const struct copyin_record *rec, const char *image)
 
 static int record_load(const char *image, struct copyin_record *rec, char *err, size_t n)
 {
-	char path[4200];
-	snprintf(path, sizeof path, "%s.record", image);
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char path[SIDE_PATH];
+	side_path(path, image, "record");
+	int fd = side_open(path, 0);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f)
 		return errmsg(err, n, "cannot open %s: %s", path, strerror(errno));
@@ -107,23 +123,13 @@ static int record_load(const char *image, struct copyin_record *rec, char *err, 
 /* ---- a copy-on-write image's map and dirty bits beside it -------------------
  * IMAGE.map (map_file.h) and IMAGE.dirty (the bits as they are in memory). */
 
-static int side_file(const char *image, const char *ext, int create)
-{
-	char path[4200];
-	snprintf(path, sizeof path, "%s.%s", image, ext);
-	return create ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
-		      : open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-}
-
 static int view_save(const struct disk *d)
 {
-	int m = side_file(d->image, "map", 1), b = side_file(d->image, "dirty", 1);
-	int bad = m < 0 || b < 0 || map_file_save(m, d->fd, &d->map, d->size);
-	for (size_t at = 0; !bad && at < d->dirty_bytes;) {
-		ssize_t k = write(b, (char *)d->dirty + at, d->dirty_bytes - at);
-		bad = k <= 0 && errno != EINTR;
-		at += k > 0 ? (size_t)k : 0;
-	}
+	char mp[SIDE_PATH], bp[SIDE_PATH];
+	side_path(mp, d->image, "map"), side_path(bp, d->image, "dirty");
+	int m = side_open(mp, 1), b = side_open(bp, 1);
+	int bad = m < 0 || b < 0 || map_file_save(m, d->fd, &d->map, d->size) ||
+		  full_write(b, d->dirty, d->dirty_bytes);
 	if (m >= 0 && close(m))
 		bad = 1;
 	if (b >= 0 && close(b))
@@ -131,21 +137,24 @@ static int view_save(const struct disk *d)
 	return bad ? -1 : 0;
 }
 
-/* The kept image's map and bits, if it has them (*mapped); 0, or -1. */
+/* The kept image's map and bits, if it has them (*mapped); 0, or -1 when
+ * one is there without the other or either is unsound. */
 static int view_load(const char *image, int img, uint64_t size, struct copyin_map *map, uint64_t **dirty,
 		     int *mapped)
 {
-	int m = side_file(image, "map", 0), b = side_file(image, "dirty", 0);
+	char mp[SIDE_PATH], bp[SIDE_PATH];
+	side_path(mp, image, "map"), side_path(bp, image, "dirty");
+	int m = side_open(mp, 0), b = side_open(bp, 0), r = 0;
 	size_t bytes = mapped_dirty_bytes(size);
 	struct stat st;
 	*mapped = m >= 0;
 	*dirty = NULL;
-	int r = m < 0 ? (b < 0 ? 0 : -1)
-		: b < 0 || fstat(b, &st) || (uint64_t)st.st_size != bytes || map_file_load(m, img, map, size) ||
-				  (*dirty = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE, b, 0)) == MAP_FAILED
-			? -1 : 0;
-	if (*dirty == MAP_FAILED)
-		*dirty = NULL;
+	if (m < 0 || b < 0)
+		r = m < 0 && b < 0 ? 0 : -1;
+	else if (fstat(b, &st) || (uint64_t)st.st_size != bytes || map_file_load(m, img, map, size))
+		r = -1;
+	else if ((*dirty = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE, b, 0)) == MAP_FAILED)
+		*dirty = NULL, r = -1;
 	if (m >= 0)
 		close(m);
 	if (b >= 0)
@@ -157,8 +166,8 @@ static void remove_kept(const char *image)
 {
 	const char *ext[] = { "record", "map", "dirty" };
 	for (int i = 0; i < 3; i++) {
-		char path[4200];
-		snprintf(path, sizeof path, "%s.%s", image, ext[i]);
+		char path[SIDE_PATH];
+		side_path(path, image, ext[i]);
 		unlink(path);
 	}
 	unlink(image);
@@ -332,9 +341,9 @@ int writeback_retry(const char *image, const char *dir)
 		return EXIT_USAGE;
 	}
 	struct copyin_map map = { 0 };
-	uint64_t *dirty;
+	uint64_t *dirty, size = (uint64_t)s.st_size & ~511ull; /* the disk's size, as disks.c takes it */
 	int mapped;
-	if (view_load(image, img, (uint64_t)s.st_size & ~511ull, &map, &dirty, &mapped)) {
+	if (view_load(image, img, size, &map, &dirty, &mapped)) {
 		fprintf(stderr, "husk: writeback: %s.map or %s.dirty is missing or damaged\n", image, image);
 		copyin_record_free(&rec);
 		return EXIT_USAGE;
@@ -346,7 +355,7 @@ int writeback_retry(const char *image, const char *dir)
 	progress_end();
 	copyin_map_free(&map);
 	if (dirty)
-		munmap(dirty, mapped_dirty_bytes((uint64_t)s.st_size & ~511ull));
+		munmap(dirty, mapped_dirty_bytes(size));
 	r.kept = r.outcome == EXTRACT_HOST_ERROR;
 	if (!r.kept)
 		remove_kept(image);
