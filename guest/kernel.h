@@ -43,9 +43,16 @@ struct bootinfo {
 	uintptr_t net_mmio;       /* the network's device; 0: the run has no network */
 	int loopback;             /* AF_INET sockets exist at least for the guest's loopback */
 	uint64_t script_gpa, script_size; /* a script for the scratch /workdir (size 0: none) */
+	const void *script_data;  /* ... in the device tree (then script_gpa is 0) */
 	const char *script_name;
+	int snapshot;             /* HUSK_SNAPSHOT_*: this boot builds a snapshot; 0: it does not */
 };
 extern struct bootinfo boot;
+/* sys/snapshot.c: the snapshot point, when boot.snapshot is `level` (the VM
+ * stops for the VMM there, then takes the run's parameters: the device tree
+ * is read again), and husk_ready (HUSK_SYSCALL_READY). */
+void snapshot_point(int level);
+long sys_husk_ready(long op, char *buf, size_t len);
 
 void bootinfo_parse(const void *fdt, int pvm);
 
@@ -106,6 +113,9 @@ struct blockdev *blk_open(uintptr_t mmio, int read_only);
 /* console.c: fds 0-2 on the virtio consoles */
 struct kiovec { const void *base; size_t len; };
 long console_write(int fd, const void *buf, size_t len);
+/* The three consoles set up now rather than at first use (a snapshot's
+ * boot: then no run restored from it pays their exits). */
+void console_bring_up(void);
 long console_writev(int fd, const struct kiovec *iov, int n);
 long console_read(int fd, void *buf, size_t len, int nonblock);
 /* stdin: is there input (or its end) to read now?  Asks the VMM if not. */

@@ -20,5 +20,6 @@ _Noreturn void kmain(const void *fdt, unsigned long flags)
 		selftest_run();
 	process_init(mm_boot(boot.image_end, boot.ram_size, boot.script_gpa, boot.script_size));
 	fs_init();
+	snapshot_point(HUSK_SNAPSHOT_KERNEL);
 	program_start();
 }

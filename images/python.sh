@@ -45,6 +45,11 @@ cd "$work"
 # plain reading with the prompt, not libedit without one (python-readline.patch).
 patch -p1 --no-backup-if-mismatch <"$here/python-readline.patch" >patch.log 2>&1 ||
 	{ cat patch.log >&2; die "python-readline.patch does not apply"; }
+# The interpreter's snapshot point (python-snapshot.patch, Modules/main.c):
+# under husk, a snapshot's boot stops once python is initialised; the runs go
+# on from there with their own argv and environment.
+patch -p1 --no-backup-if-mismatch <"$here/python-snapshot.patch" >>patch.log 2>&1 ||
+	{ cat patch.log >&2; die "python-snapshot.patch does not apply"; }
 
 # gcc --print-multiarch says x86_64-linux-gnu but configure's own probe of
 # musl-gcc says x86_64-linux-musl -> "internal configure error for the

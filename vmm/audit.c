@@ -146,6 +146,9 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 	for (int i = 0; end && phases && i < PHASES; i++)
 		json_object_set_new(phases, phase_names[i], json_real(phase_ms(r, i)));
 	json_object_set_new(end, "phases_ms", phases);
+	json_object_set_new(end, "start", json_string(r->start ? r->start : "cold"));
+	if (r->snapshot)
+		json_object_set_new(end, "snapshot", json_string(r->snapshot));
 	emit(fd, end);
 	close(fd);
 }
@@ -163,6 +166,8 @@ void stats_print(const struct run_record *r)
 		fprintf(stderr, "workdir: %llu files / %llu bytes written back, %llu conflicts, %llu failed\n",
 			(unsigned long long)r->workdir_files, (unsigned long long)r->workdir_bytes,
 			(unsigned long long)r->workdir_conflicts, (unsigned long long)r->workdir_failed);
+	fprintf(stderr, "husk: start: %s%s%s%s\n", r->start ? r->start : "cold", r->snapshot ? " (" : "",
+		r->snapshot ? r->snapshot : "", r->snapshot ? ")" : "");
 	fprintf(stderr, "husk: phases (ms):");
 	for (int i = 0; i < PHASES; i++)
 		fprintf(stderr, " %s %.2f%s", phase_names[i], phase_ms(r, i), i + 1 < PHASES ? "," : "\n");

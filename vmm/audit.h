@@ -38,6 +38,8 @@ struct run_record {
 	unsigned tasks_created, tasks_peak;
 	int network;                   /* the run had a network: its broker recorded each resolve and connect */
 	double phase_s[PHASES];
+	const char *start;             /* how the VM began: "cold", "snapshot" (restored), "cold, snapshot saved" */
+	const char *snapshot;          /* ... the snapshot's file name, or NULL */
 };
 
 /* Opened before the VMM loses its view of the host's files.  Returns 0 with

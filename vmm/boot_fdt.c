@@ -68,9 +68,12 @@ static int build(void *fdt, size_t size, const struct boot_params *p)
 	e = e ? e : prop_strings(fdt, HUSK_DT_ARGV, p->argv, p->argc);
 	e = e ? e : prop_strings(fdt, HUSK_DT_ENVP, p->envv, p->envc);
 	if (!e && p->script_name) {
-		e = prop_u64s(fdt, HUSK_DT_SCRIPT, (uint64_t[]){ p->script_gpa, p->script_size }, 2);
+		e = p->script_data ? fdt_property(fdt, HUSK_DT_SCRIPT_DATA, p->script_data, (int)p->script_size)
+				   : prop_u64s(fdt, HUSK_DT_SCRIPT, (uint64_t[]){ p->script_gpa, p->script_size }, 2);
 		e = e ? e : fdt_property_string(fdt, HUSK_DT_SCRIPT_NAME, p->script_name);
 	}
+	if (!e && p->snapshot)
+		e = fdt_property_u32(fdt, HUSK_DT_SNAPSHOT, (uint32_t)p->snapshot);
 	e = e ? e : fdt_end_node(fdt);
 
 	for (int i = 0; !e && i < p->ndev; i++) {

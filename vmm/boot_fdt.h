@@ -34,8 +34,10 @@ struct boot_params {
 	uint32_t pids;
 	struct boot_device dev[HUSK_MMIO_MAX];
 	int ndev;
-	const char *script_name;       /* a script in guest RAM for /workdir, or NULL */
-	uint64_t script_gpa, script_size;
+	const char *script_name;       /* a script for /workdir, or NULL: */
+	uint64_t script_gpa, script_size; /* in guest RAM, */
+	const void *script_data;       /* or (not NULL) in the tree: these script_size bytes */
+	int snapshot;                  /* HUSK_SNAPSHOT_*: the boot stops at the snapshot point; 0: none */
 };
 
 /* Writes the tree into buf.  Returns 0, or -1 with a reason in err. */

@@ -139,6 +139,15 @@ static void list_dir(struct list *l, int dir, const char *prefix, int64_t now)
 			add(l, "image", name, bytes_under(dir, s), used);
 		} else if (!strcmp(prefix, "debs/") && S_ISREG(st.st_mode)) {
 			add(l, "package", name, (uint64_t)st.st_blocks * 512, used);
+		} else if (!strcmp(prefix, "snapshots/") && S_ISREG(st.st_mode) && len > 5 && !strcmp(s + len - 5, ".snap")) {
+			/* its .lock's mtime is when a run last used it (the file's own
+			 * times are in its stamp: vmm/snapshot/snapshot_file.h) */
+			char lock[NAME_MAX + 8];
+			struct stat ls;
+			snprintf(lock, sizeof lock, "%s.lock", s);
+			if (!fstatat(dir, lock, &ls, AT_SYMLINK_NOFOLLOW))
+				used = (int64_t)ls.st_mtim.tv_sec * 1000000000 + ls.st_mtim.tv_nsec;
+			add(l, "snapshot", name, (uint64_t)st.st_blocks * 512, used);
 		}
 	}
 	if (d)
@@ -162,8 +171,8 @@ int cache_list(struct cache_entry **e, size_t *n, char *err, size_t errlen)
 	struct list l = { 0 };
 	int64_t now = time(NULL);
 	list_dir(&l, cache, "", now);
-	const char *subs[] = { "images", "debs" };
-	for (int i = 0; i < 2; i++) {
+	const char *subs[] = { "images", "debs", "snapshots" };
+	for (int i = 0; i < 3; i++) {
 		char prefix[16];
 		int sub = openat(cache, subs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		snprintf(prefix, sizeof prefix, "%s/", subs[i]);
@@ -193,6 +202,13 @@ int cache_remove(int cache, const struct cache_entry *e)
 			return -1;
 		snprintf(name, sizeof name, "%s.img", e->name);
 		return unlinkat(cache, name, 0) && errno != ENOENT ? -1 : 0;
+	}
+	if (!strcmp(e->kind, "snapshot")) { /* with its stamp, working set and lock */
+		const char *sides[] = { ".ok", ".ws", ".lock" };
+		for (int i = 0; i < 3; i++) {
+			snprintf(name, sizeof name, "%s%s", e->name, sides[i]);
+			unlinkat(cache, name, 0);
+		}
 	}
 	struct stat st;
 	if (fstatat(cache, e->name, &st, AT_SYMLINK_NOFOLLOW))
@@ -255,19 +271,20 @@ static void show_bytes(char *buf, size_t n, uint64_t b)
 
 static int kind_ok(const char *k)
 {
-	return !strcmp(k, "dataset") || !strcmp(k, "image") || !strcmp(k, "package") || !strcmp(k, "leftover");
+	return !strcmp(k, "dataset") || !strcmp(k, "image") || !strcmp(k, "package") || !strcmp(k, "snapshot") ||
+	       !strcmp(k, "leftover");
 }
 
 int cache_command(int argc, char **argv)
 {
 	int ls = argc >= 3 && !strcmp(argv[2], "ls"), clear = argc >= 3 && !strcmp(argv[2], "clear");
 	if (!ls && !clear)
-		usage_error("usage: husk cache ls | husk cache clear [dataset|image|package|leftover...]");
+		usage_error("usage: husk cache ls | husk cache clear [dataset|image|package|snapshot|leftover...]");
 	if (ls && argc > 3)
 		usage_error("'husk cache ls' takes no arguments (got '%s')", argv[3]);
 	for (int i = 3; i < argc; i++)
 		if (!kind_ok(argv[i]))
-			usage_error("unknown kind '%s' (expected dataset, image, package or leftover)", argv[i]);
+			usage_error("unknown kind '%s' (expected dataset, image, package, snapshot or leftover)", argv[i]);
 	char err[PATH_MAX + 256], path[PATH_MAX], size[32];
 	struct cache_entry *e;
 	size_t n;

@@ -3,7 +3,8 @@
  * user's own (or root's), not writable by group or others.  It holds the
  * datasets' metadata images (ro-KEY.img and ro-KEY.map, disks/dataset.c),
  * the Debian images (images/NAME/, debian/store.c) and the packages they
- * were built from (debs/).  It has a cap, HUSK_CACHE_MAX (default 16G):
+ * were built from (debs/) and the programs' snapshots (snapshots/,
+ * vmm/snapshot/snapshot.h).  It has a cap, HUSK_CACHE_MAX (default 16G):
  * whatever adds to the cache trims it afterwards, least recently used
  * first (an entry's mtime is when it was last used: cache_touch). */
 #ifndef HUSK_CACHE_H
@@ -20,7 +21,7 @@ int cache_open(const char *sub, char *path, size_t len, char *err, size_t errlen
 
 /* One thing the cache holds, removed as a whole. */
 struct cache_entry {
-	char kind[16];  /* "dataset", "image", "package", "leftover" */
+	char kind[16];  /* "dataset", "image", "package", "snapshot", "leftover" */
 	char name[320]; /* its path in the cache: ro-KEY, images/NAME, debs/FILE */
 	uint64_t bytes; /* on disk (allocated blocks) */
 	int64_t used;   /* last used, nanoseconds since the epoch */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "errmsg.h"
+#include "husk/abi.h"
 #include "exit_codes.h"
 #include "image.h"
 
@@ -128,7 +129,7 @@ static int image_dir(char dir[PATH_MAX], char *err, size_t n)
 /* One image of the image directory, with what its NAME.info says (each
  * field malloc'd, NULL where not given). */
 struct image {
-	char *name, *version, *aliases, *description;
+	char *name, *version, *aliases, *description, *snapshot;
 	unsigned long long bytes; /* on disk: the program and its system disk */
 };
 
@@ -173,12 +174,30 @@ static void read_info(int dfd, struct image *im)
 			field = &im->aliases;
 		else if (!strcmp(line, "description"))
 			field = &im->description;
+		else if (!strcmp(line, "snapshot"))
+			field = &im->snapshot;
 		if (field && eq[1]) {
 			free(*field);
 			*field = xstrdup(eq + 1);
 		}
 	}
 	fclose(f);
+}
+
+int image_snapshot_level(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : xstrdup(".");
+	struct image im = { .name = xstrdup(slash ? slash + 1 : path) };
+	int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (dfd >= 0) {
+		read_info(dfd, &im);
+		close(dfd);
+	}
+	int level = im.snapshot && !strcmp(im.snapshot, "program") ? HUSK_SNAPSHOT_PROGRAM : HUSK_SNAPSHOT_KERNEL;
+	free(dir);
+	free(im.name), free(im.version), free(im.aliases), free(im.description), free(im.snapshot);
+	return level;
 }
 
 /* Bytes a file takes on disk (its allocated blocks: a system disk is
@@ -250,6 +269,7 @@ static void free_images(struct image_list *l)
 		free(l->v[i].version);
 		free(l->v[i].aliases);
 		free(l->v[i].description);
+		free(l->v[i].snapshot);
 	}
 	free(l->v);
 }

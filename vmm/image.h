@@ -24,4 +24,8 @@ void add_default_env(struct options *o);
  * it contains), under a heading.  A missing image directory ends husk with
  * EXIT_USAGE and one line.  Returns husk's exit status. */
 int images_command(int argc, char **argv);
+/* Where a snapshot of the program at path stops (its NAME.info, snapshot=):
+ * HUSK_SNAPSHOT_PROGRAM where the program has a ready point of its own
+ * ("program"), else HUSK_SNAPSHOT_KERNEL. */
+int image_snapshot_level(const char *path);
 #endif

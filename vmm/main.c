@@ -33,6 +33,7 @@
 #include "options.h"
 #include "policy.h"
 #include "run.h"
+#include "snapshot/snapshot.h"
 #include "script.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_console.h"
@@ -74,7 +75,21 @@ struct session {
 	struct run_limits lim;
 	struct husk_report guest;  /* the guest's report, copied out by the run */
 	int audit;                 /* the audit file, or -1 */
+	struct boot_device devices[HUSK_MMIO_MAX]; /* the devices attached, as the boot tree lists them */
+	int ndisks_attached;       /* of s->disks */
+	struct elf_image image;    /* the program as loaded (or as the snapshot has it) */
+	struct options image_env;  /* the environment of the image alone (a snapshot's boot) */
+	void *script_data;         /* the script, for the boot tree (a run from a snapshot point) */
+	struct snapshot_boot snap_boot;
+	struct snapshot_run snap;
+	enum snapshot_use snap_use;
+	int snap_saved;            /* SNAPSHOT_BUILD: and it was saved */
+	int build_only;            /* husk snapshot build: the VM ends at its snapshot point */
 };
+
+/* A script larger than this is not passed in the boot tree (HUSK_FDT_MAX
+ * with room for argv and envp): its run boots afresh. */
+#define SCRIPT_IN_TREE_MAX (512u << 10)
 
 /* A program's file, mapped read-only (a bad one is the user's error). */
 static const uint8_t *map_file(const char *path, size_t *size)
@@ -197,18 +212,22 @@ static void prepare(struct session *s)
 		if (debian_image_find(o->image, &s->system_disk, &env_base, &s->image_digest, err, sizeof err))
 			die(EXIT_USAGE, "%s", err);
 		image_env(env_base, o);
+		image_env(env_base, &s->image_env);
 		free(env_base);
 		if (script_find(interpreter_of(o->program), o, &s->script, err, sizeof err))
 			die(EXIT_USAGE, "%s", err);
 	} else if (!o->selftest) {
 		s->path = resolve_program(o->program, &s->system_disk);
 		s->prog = map_file(s->path, &s->prog_size);
-		if (s->system_disk)
+		if (s->system_disk) {
 			image_env(s->path, o);
+			image_env(s->path, &s->image_env);
+		}
 		const char *image = strchr(o->program, '/') ? NULL : strrchr(s->path, '/') + 1;
 		if (script_find(image, o, &s->script, err, sizeof err))
 			die(EXIT_USAGE, "%s", err);
 	}
+	add_default_env(&s->image_env);
 	add_disks(s);
 	if (file_server_start(&s->disks, &s->files_fd, err, sizeof err) < 0)
 		die(EXIT_INTERNAL, "%s", err);
@@ -241,8 +260,8 @@ static uint64_t load_kernel(struct session *s)
 	return kernel.entry;
 }
 
-/* The program, unmapped once copied.  The self-test has none, nor has a
- * Debian image's run (the guest kernel execs its command from the root):
+/* The program, copied into guest memory.  The self-test has none, nor has
+ * a Debian image's run (the guest kernel execs its command from the root):
  * the image ends where a program's would start, and the entry is 0. */
 static struct elf_image load_program(struct session *s)
 {
@@ -256,7 +275,6 @@ static struct elf_image load_program(struct session *s)
 	struct elf_limits lim = { HUSK_PROGRAM_MIN, HUSK_IMAGE_LIMIT(s->o->memory), HUSK_PIE_BASE, 1, 0 };
 	if (elf_load(&s->vm.mem, s->prog, s->prog_size, &lim, &image, err, sizeof err))
 		die(EXIT_USAGE, "%s: %s", s->path, err);
-	munmap((void *)s->prog, s->prog_size);
 	return image;
 }
 
@@ -266,14 +284,26 @@ static struct elf_image load_program(struct session *s)
 static uint64_t attach(struct session *s, struct virtio_mmio *mmio, struct boot_device bd)
 {
 	bd.mmio = HUSK_MMIO_BASE + s->dev.n * HUSK_MMIO_SIZE;
-	s->bp.dev[s->bp.ndev++] = bd;
+	s->devices[s->dev.n] = bd;
 	s->dev.mmio[s->dev.n++] = mmio;
 	return bd.mmio;
 }
 
-/* One console per standard fd (stdin is only read, stdout and stderr only
- * written, under one output limit), then the disks, then the network. */
-static void attach_devices(struct session *s)
+/* The disk s->disks.d[i], in the next window. */
+static void attach_disk(struct session *s, int i)
+{
+	const struct disk *d = &s->disks.d[i];
+	struct boot_device bd = { .fd = -1, .mount = d->mount, .read_only = d->read_only };
+	uint64_t base = attach(s, &s->blks[i].mmio, bd);
+	blk_init(&s->blks[i], base, &s->vm.mem, d->fd, d->size, d->read_only, d->mount);
+	if (d->mapped)
+		blk_map_files(&s->blks[i], &d->map, d->dirty, s->files_fd, (uint32_t)i);
+}
+
+/* The devices a snapshot holds, in its windows: one console per standard
+ * fd (stdin is only read, stdout and stderr only written, under one output
+ * limit), then the image's system disk.  Returns how many. */
+static int attach_base_devices(struct session *s)
 {
 	s->out_limit.limit = s->o->output_limit;
 	for (int fd = 0; fd < 3; fd++) {
@@ -283,14 +313,17 @@ static void attach_devices(struct session *s)
 		c->limit = &s->out_limit;
 	}
 	s->dev.input = &s->con[0];
-	for (int i = 0; i < s->disks.n; i++) {
-		const struct disk *d = &s->disks.d[i];
-		struct boot_device bd = { .fd = -1, .mount = d->mount, .read_only = d->read_only };
-		uint64_t base = attach(s, &s->blks[i].mmio, bd);
-		blk_init(&s->blks[i], base, &s->vm.mem, d->fd, d->size, d->read_only, d->mount);
-		if (d->mapped)
-			blk_map_files(&s->blks[i], &d->map, d->dirty, s->files_fd, (uint32_t)i);
-	}
+	s->ndisks_attached = 0;
+	if (s->system_disk)
+		attach_disk(s, s->ndisks_attached++);
+	return s->dev.n;
+}
+
+/* The run's own: the datasets, the workdir, the network. */
+static void attach_run_devices(struct session *s)
+{
+	while (s->ndisks_attached < s->disks.n)
+		attach_disk(s, s->ndisks_attached++);
 	if (s->broker_fd >= 0) {
 		uint64_t base = attach(s, &s->net.mmio, (struct boot_device){ .fd = -1, .network = 1 });
 		net_stream_init(&s->net, base, &s->vm.mem, s->broker_fd);
@@ -313,47 +346,224 @@ static void host_facts(struct boot_params *bp)
 	bp->mono_ns = mono.tv_sec * 1000000000ull + mono.tv_nsec;
 }
 
-/* The machine as the guest kernel learns it from the device tree. */
-static void describe_machine(struct session *s, const struct elf_image *image)
+/* The boot tree at HUSK_FDT: the machine, its devices attached so far, and
+ * the run's parameters, or, for a boot that builds a snapshot (level), the
+ * image's own only (argv[0] and the image's environment: nothing of this
+ * run may be in the snapshot). */
+static void describe_machine(struct session *s, int level)
 {
 	char err[512];
 	const struct options *o = s->o;
 	s->bp = (struct boot_params){
 		.ram_size = o->memory, .argv = o->args, .argc = o->nargs, .envv = o->env, .envc = o->nenv,
-		.entry = image->entry, .phdr = image->phdr, .phnum = image->phnum, .image_end = image->hi,
+		.entry = s->image.entry, .phdr = s->image.phdr, .phnum = s->image.phnum, .image_end = s->image.hi,
 		.tsc_khz = s->vm.tsc_khz, .selftest = o->selftest, .open_files = o->open_files,
-		.pids = o->pids, .loopback = o->net_loopback || net_attached(o),
+		.pids = o->pids, .loopback = o->net_loopback || net_attached(o), .snapshot = level,
 	};
-	if (s->script.gpa) {
+	memcpy(s->bp.dev, s->devices, sizeof s->bp.dev);
+	s->bp.ndev = s->dev.n;
+	if (level) {
+		s->bp.argc = 1;
+		s->bp.envv = s->image_env.env, s->bp.envc = s->image_env.nenv;
+	} else if (s->script.name[0] && (s->script.gpa || s->script_data)) {
 		s->bp.script_name = s->script.name;
 		s->bp.script_gpa = s->script.gpa, s->bp.script_size = s->script.size;
+		s->bp.script_data = s->script_data;
 	}
-	attach_devices(s);
 	host_facts(&s->bp);
+	if (level) { /* the snapshot is the same whatever the first run's terminal */
+		memset(s->bp.tty, 0, sizeof s->bp.tty);
+		s->bp.rows = 24, s->bp.cols = 80;
+	}
 	if (boot_fdt_build(gpa_fixed(&s->vm.mem, HUSK_FDT, HUSK_FDT_MAX), HUSK_FDT_MAX, &s->bp, err, sizeof err))
 		die(EXIT_USAGE, "%s", err);
 }
 
-/* The VM, ready to run: guest memory with the kernel and the program, the
- * devices, the device tree, the vCPU at the kernel's entry. */
-static void boot(struct session *s)
+static void create_vm(struct session *s)
 {
 	char err[512];
 	int user_error;
 	if (vm_create(&s->vm, s->o->memory, !s->o->no_pvm, err, sizeof err, &user_error))
 		die(user_error ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
-	phase_done(s, PHASE_VM);
+	s->dev.n = 0;
+	s->dev.net = NULL;
+}
+
+/* A boot from nothing: the kernel, the program (and its script, in RAM
+ * when not for a snapshot), the devices, the vCPU at the kernel's entry. */
+static void cold_boot(struct session *s, int level)
+{
+	char err[512];
 	/* Huge pages everywhere but the stack (see guest_mem_hugepages), before
 	 * anything is written. */
 	guest_mem_hugepages(&s->vm.mem, 0, s->o->memory - HUSK_STACK_SIZE);
 	uint64_t kernel_entry = load_kernel(s);
-	struct elf_image image = load_program(s);
-	if (s->script.fd >= 0 && script_load(&s->script, &s->vm.mem, image.hi, s->o->memory, err, sizeof err))
+	s->image = load_program(s);
+	if (!level && s->script.fd >= 0 &&
+	    script_load(&s->script, &s->vm.mem, s->image.hi, s->o->memory, err, sizeof err))
 		die(EXIT_USAGE, "%s", err);
-	add_default_env(s->o);
-	describe_machine(s, &image);
+	attach_base_devices(s);
+	if (!level)
+		attach_run_devices(s);
+	describe_machine(s, level);
 	if (vm_setup_cpu(&s->vm, kernel_entry, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
+}
+
+/* A fresh VM for a cold boot after a snapshot could not be used. */
+static void cold_boot_again(struct session *s)
+{
+	vm_destroy(&s->vm);
+	create_vm(s);
+	cold_boot(s, 0);
+}
+
+/* The boot that builds the snapshot runs to its snapshot point (nothing of
+ * the run's is in the VM yet: no user code, no limits but a time limit),
+ * and the VM there is saved.  Returns 0 when the VM is at the point (saved
+ * or not: the run goes on from it), -1 when it is not (booted again). */
+static int build_snapshot(struct session *s, int level)
+{
+	char err[512];
+	struct run_limits lim = { .timeout_s = 60, .until_ready = 1 };
+	run_prepare(&lim);
+	struct husk_report rep;
+	int status = run_guest(&s->vm, &s->dev, &lim, 0, &rep);
+	if (run_end_reason() != RUN_END_READY) {
+		rep.msg[sizeof rep.msg - 1] = 0;
+		fprintf(stderr, "husk: note: no snapshot of %s: %s\n", s->snap_boot.label,
+			run_end_reason() == RUN_END_DECLINED ? rep.msg : "its boot did not reach the snapshot point");
+		(void)status;
+		return -1;
+	}
+	static struct snapshot_state st;
+	memset(&st, 0, sizeof st);
+	st.level = (uint32_t)level;
+	st.ndev = (uint32_t)s->dev.n;
+	for (int i = 0; i < s->dev.n; i++)
+		if (i < 3)
+			console_save(&s->con[i], &st.dev[i]);
+		else
+			virtio_mmio_save(s->dev.mmio[i], &st.dev[i]);
+	st.entry = s->image.entry, st.phdr = s->image.phdr, st.phnum = s->image.phnum, st.image_end = s->image.hi;
+	if (snapshot_save(&s->snap, &s->vm, &st, err, sizeof err)) {
+		fprintf(stderr, "husk: note: the snapshot of %s was not saved: %s\n", s->snap_boot.label, err);
+		snapshot_discard(&s->snap);
+	} else {
+		s->snap_saved = 1;
+	}
+	return 0;
+}
+
+/* The VM from the snapshot: its memory and vCPU, its devices in their
+ * windows with their queues.  0, or -1 (a cold boot follows). */
+static int restore(struct session *s)
+{
+	char err[512];
+	const struct snapshot_state *st = &s->snap.snap.state;
+	if (snapshot_restore(&s->snap, &s->vm, err, sizeof err) == 0) {
+		int n = attach_base_devices(s);
+		const char *why = n == (int)st->ndev ? NULL : "its devices are not the run's";
+		for (int i = 0; i < n && !why; i++)
+			if (virtio_mmio_restore(s->dev.mmio[i], &st->dev[i], &why))
+				break;
+		if (!why) {
+			s->image = (struct elf_image){ .entry = st->entry, .phdr = st->phdr, .phnum = st->phnum,
+						       .hi = st->image_end };
+			return 0;
+		}
+		snprintf(err, sizeof err, "%s", why);
+	}
+	fprintf(stderr, "husk: snapshot %s: cannot restore it (%s); booting afresh\n", s->snap.name, err);
+	snapshot_discard(&s->snap);
+	return -1;
+}
+
+static void add_image_env(struct session *s, char *var)
+{
+	s->image_env.env = realloc(s->image_env.env, (s->image_env.nenv + 1) * sizeof *s->image_env.env);
+	if (!s->image_env.env)
+		die(EXIT_INTERNAL, "out of memory");
+	s->image_env.env[s->image_env.nenv++] = var;
+}
+
+/* Where the snapshot's program and image come from (its key). */
+static enum snapshot_use choose_snapshot(struct session *s)
+{
+	struct options *o = s->o;
+	s->snap_boot = (struct snapshot_boot){
+		.label = o->image ? o->image : o->program, .program = s->path, .system_disk = s->system_disk,
+		.image_digest = s->image_digest, .argv0 = o->args[0],
+		.level = s->path ? image_snapshot_level(s->path) : HUSK_SNAPSHOT_KERNEL,
+	};
+	/* The script goes in the run's boot tree, which has room for so much. */
+	if (s->script.fd >= 0 && s->script.size > SCRIPT_IN_TREE_MAX)
+		return SNAPSHOT_NONE;
+	if (s->snap_boot.level == HUSK_SNAPSHOT_PROGRAM && !s->build_only && !snapshot_program_run_ok(o, &s->image_env))
+		return SNAPSHOT_NONE;
+	s->snap_boot.rebuild = s->build_only;
+	enum snapshot_use use = snapshot_begin(&s->snap, o, &s->snap_boot, &s->vm);
+	/* For the program's ready point: the modules to import, and (husk
+	 * snapshot build) a word on those that cannot be. */
+	if (use == SNAPSHOT_BUILD && s->snap.preload[0]) {
+		static char var[sizeof s->snap.preload + 16];
+		snprintf(var, sizeof var, "HUSK_PRELOAD=%s", s->snap.preload);
+		add_image_env(s, var);
+	}
+	if (use == SNAPSHOT_BUILD && s->build_only)
+		add_image_env(s, "HUSK_PRELOAD_VERBOSE=1");
+	return use;
+}
+
+/* The VM at its snapshot point goes on as this run: its devices, and the
+ * run's boot tree (the guest reads it again there). */
+static void go_on_from_ready(struct session *s)
+{
+	char err[512];
+	if (s->script.fd >= 0) {
+		s->script_data = malloc(s->script.size ? s->script.size : 1);
+		if (!s->script_data || script_read(&s->script, s->script_data, err, sizeof err))
+			die(EXIT_USAGE, "%s", s->script_data ? err : "out of memory");
+	}
+	attach_run_devices(s);
+	describe_machine(s, 0);
+}
+
+/* The VM, ready to run: from a snapshot when there is one for this boot,
+ * else booted afresh (and saved at its snapshot point when it is the first
+ * of its kind). */
+static void boot(struct session *s)
+{
+	create_vm(s);
+	phase_done(s, PHASE_VM);
+	add_default_env(s->o);
+	s->snap_use = choose_snapshot(s);
+	if (s->build_only) {
+		if (s->snap_use == SNAPSHOT_BUILD) {
+			cold_boot(s, s->snap_boot.level);
+			build_snapshot(s, s->snap_boot.level);
+		}
+		snapshot_end(&s->snap);
+		return;
+	}
+	if (s->snap_use == SNAPSHOT_RESTORE && restore(s)) {
+		cold_boot_again(s);
+		s->snap_use = SNAPSHOT_NONE;
+	} else if (s->snap_use == SNAPSHOT_BUILD) {
+		cold_boot(s, s->snap_boot.level);
+		if (build_snapshot(s, s->snap_boot.level)) {
+			cold_boot_again(s);
+			s->snap_use = SNAPSHOT_NONE;
+		}
+	} else if (s->snap_use == SNAPSHOT_NONE) {
+		cold_boot(s, 0);
+	}
+	if (s->snap_use != SNAPSHOT_NONE)
+		go_on_from_ready(s);
+	snapshot_end(&s->snap); /* its working set's fds stay, for the report */
+	if (s->prog)
+		munmap((void *)s->prog, s->prog_size);
+	s->prog = NULL;
 	phase_done(s, PHASE_LOADED);
 }
 
@@ -372,6 +582,10 @@ static void confine_run(struct session *s)
 	vmm_fds_allow(&fds, s->wb.result, FD_READ);
 	if (s->broker_fd >= 0)
 		vmm_fds_allow(&fds, s->broker_fd, FD_READ | FD_WRITE);
+	if (s->snap.ws_out >= 0 && s->snap.pagemap >= 0) {
+		vmm_fds_allow(&fds, s->snap.ws_out, FD_WRITE);
+		vmm_fds_allow(&fds, s->snap.pagemap, FD_PREAD);
+	}
 	if (s->files_fd >= 0) {
 		vmm_fds_allow(&fds, s->files_fd, FD_WRITE | FD_RECVMSG);
 		fds.file_slots = 1;
@@ -392,7 +606,7 @@ static void confine_run(struct session *s)
 static int run_vm(struct session *s)
 {
 	const struct options *o = s->o;
-	s->lim = (struct run_limits){ o->timeout, o->cpu_time, !o->no_namespaces };
+	s->lim = (struct run_limits){ o->timeout, o->cpu_time, !o->no_namespaces, 0 };
 	run_prepare(&s->lim);
 	if (s->broker_fd >= 0)
 		run_watch_net(s->broker_fd);
@@ -443,6 +657,7 @@ static int report(struct session *s, int status)
 		failed_reads(s->blks[i].unreadable_reads, s->disks.d[i].mount, "are not readable by the user running husk");
 	}
 	rec.peak_memory = resident_bytes(&s->vm.mem);
+	snapshot_record_working_set(&s->snap, &s->vm.mem);
 	/* A program that failed after memory ran out ended for lack of memory
 	 * (the guest's count: for the record, not trusted for anything). */
 	if (s->guest.denied_enomem && status && (rec.reason == RUN_END_EXIT || rec.reason == RUN_END_CRASH)) {
@@ -456,6 +671,8 @@ static int report(struct session *s, int status)
 	rec.status = status = writeback_finish(&s->wb, &s->disks, status, &wst);
 	phase_done(s, PHASE_WRITTEN_BACK);
 	memcpy(rec.phase_s, s->phase_s, sizeof rec.phase_s);
+	rec.start = s->snap_use == SNAPSHOT_RESTORE ? "snapshot" : s->snap_saved ? "cold, snapshot saved" : "cold";
+	rec.snapshot = s->snap_use == SNAPSHOT_RESTORE || s->snap_saved ? s->snap.name : NULL;
 	disks_release(&s->disks);
 	record_writeback(&rec, &wst);
 	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &s->started);
@@ -469,12 +686,28 @@ static int report(struct session *s, int status)
 	return status;
 }
 
-static int run(struct options *o)
+/* husk snapshot build: the result of boot's build. */
+static int snapshot_built(struct session *s)
+{
+	vm_destroy(&s->vm);
+	if (!s->snap_saved) {
+		fprintf(stderr, "husk: snapshot build: no snapshot of %s was made%s\n", s->snap_boot.label,
+			s->snap_use == SNAPSHOT_BUILD ? "" : " (--cold, or another husk is building it)");
+		return EXIT_INTERNAL;
+	}
+	printf("husk: snapshot %s saved\n", s->snap.name);
+	return 0;
+}
+
+static int run(struct options *o, int build_only)
 {
 	static struct session s;
 	s.o = o;
+	s.build_only = build_only;
 	prepare(&s);
 	boot(&s);
+	if (build_only)
+		return snapshot_built(&s);
 	int status = run_vm(&s);
 	return report(&s, status);
 }
@@ -501,6 +734,31 @@ static int policy_show(int argc, char **argv)
 	free(text);
 	json_decref(p);
 	return 0;
+}
+
+/* husk snapshot build [--preload MODULES] [RUN OPTIONS] PROGRAM: the
+ * program's snapshot made anew (and the modules its ready point imports
+ * kept for its later runs). */
+static int snapshot_build(int argc, char **argv)
+{
+	char err[512];
+	struct options o = { 0 };
+	const char *preload = NULL;
+	if (argc >= 5 && !strcmp(argv[3], "--preload")) {
+		preload = argv[4];
+		argv[4] = argv[2];
+		argc -= 2, argv += 2;
+	} else if (argc >= 4 && !strncmp(argv[3], "--preload=", 10)) {
+		preload = argv[3] + 10;
+		argv[3] = argv[2];
+		argc -= 1, argv += 1;
+	}
+	parse_options(argc - 2, argv + 2, &o, 1);
+	if (o.nargs > 1)
+		usage_error("husk snapshot build takes the program only, no arguments for it");
+	if (preload && snapshot_set_preload(o.program, preload, err, sizeof err))
+		die(EXIT_USAGE, "%s", err);
+	return run(&o, 1);
 }
 
 int main(int argc, char **argv)
@@ -530,9 +788,13 @@ int main(int argc, char **argv)
 			usage_error("usage: husk writeback IMAGE DIR (an image kept by a write-back that failed)");
 		return writeback_retry(argv[2], argv[3]);
 	}
+	if (!strcmp(argv[1], "snapshot") && argc >= 3 && !strcmp(argv[2], "build"))
+		return snapshot_build(argc, argv);
+	if (!strcmp(argv[1], "snapshot"))
+		return snapshot_command(argc, argv);
 	if (strcmp(argv[1], "run"))
 		usage_error("unknown command '%s'", argv[1]);
 	struct options o = { 0 };
 	parse_options(argc - 1, argv + 1, &o, 1);
-	return run(&o);
+	return run(&o, 0);
 }

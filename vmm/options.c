@@ -82,6 +82,8 @@ void options_help(void)
 	       "      --policy FILE     settings from a JSON policy file (options given win)\n"
 	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
 	       "      --stats           a short summary of the run on stderr\n"
+	       "      --cold            boot afresh instead of from a snapshot (a program starts\n"
+	       "                        from one by default; see husk snapshot --help)\n"
 	       "      --no-pvm          do not use kvm_pvm even where /dev/kvm offers it\n"
 	       "      --no-namespaces   keep the VMM in husk's namespaces and root (saves\n"
 	       "                        ~0.4 ms; by default it is pid 1 of a new pid namespace,\n"
@@ -172,6 +174,7 @@ static const struct option longopts[] = {
 	{ "open-files", required_argument, 0, 'F' },
 	{ "pids", required_argument, 0, 'T' },
 	{ "no-pvm", no_argument, 0, 'P' },
+	{ "cold", no_argument, 0, 'k' },
 	{ "no-namespaces", no_argument, 0, 'N' },
 	{ "syscalls", no_argument, 0, 'S' },
 	{ "kernel-selftest", no_argument, 0, 'K' },
@@ -245,6 +248,7 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 		case 'F': t->open_files = parse_count("open-files limit", optarg, 3, HUSK_OPEN_FILES_MAX); break;
 		case 'T': t->pids = parse_count("pids limit", optarg, 1, HUSK_PIDS_MAX); break;
 		case 'P': t->no_pvm = 1; break;
+		case 'k': t->cold = 1; break;
 		case 'N': t->no_namespaces = 1; break;
 		case 'S': t->syscalls = 1; break;
 		case 'K': t->selftest = 1; break;

@@ -20,6 +20,7 @@ struct options {
 	char **env;
 	int nenv;
 	int no_pvm, no_namespaces, syscalls, selftest, stats;
+	int cold;           /* --cold: boot afresh, no snapshot (vmm/snapshot/snapshot.h) */
 	const char *audit;  /* --audit FILE */
 	char **ro;       /* --ro NAME=PATH */
 	int nro;

@@ -19,6 +19,7 @@ static const struct key keys[] = {
 	{ "output_limit", "output-limit", 's' }, { "open_files", "open-files", 'n' }, { "pids", "pids", 'n' },
 	{ "disk", "disk", 's' }, { "workdir", "workdir", 'p' }, { "env", "env", 'm' }, { "ro", "ro", 'm' },
 	{ "pvm", "no-pvm", 'b' }, { "namespaces", "no-namespaces", 'b' }, { "network", NULL, 'o' },
+	{ "cold", "cold", 'B' },
 };
 
 /* The "network" object's keys. */
@@ -173,6 +174,7 @@ json_t *policy_json(const struct options *o)
 			      "open_files", (int)o->open_files, "pids", (int)o->pids, "disk", (json_int_t)o->disk_size,
 			      "pvm", !o->no_pvm, "namespaces", !o->no_namespaces, "env", env, "ro", ro);
 	json_object_set_new(p, "workdir", o->workdir ? json_string(o->workdir) : json_null());
+	json_object_set_new(p, "cold", json_boolean(o->cold));
 	json_object_set_new(p, "network", net_config_json(o));
 	return p;
 }

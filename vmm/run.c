@@ -18,6 +18,7 @@
 #include "sandbox/stop.h"
 
 static struct kvm_run *volatile running;
+static int until_ready; /* run_limits' */
 static enum run_end end_reason = RUN_END_ERROR;
 
 enum run_end run_end_reason(void)
@@ -30,7 +31,8 @@ const char *run_end_name(enum run_end r)
 	static const char *const names[] = {
 		[RUN_END_ERROR] = "error", [RUN_END_EXIT] = "exit", [RUN_END_CRASH] = "crash",
 		[RUN_END_PANIC] = "panic", [RUN_END_TIMEOUT] = "timeout", [RUN_END_CPU] = "cpu",
-		[RUN_END_OUTPUT] = "output", [RUN_END_MEMORY] = "memory",
+		[RUN_END_OUTPUT] = "output", [RUN_END_MEMORY] = "memory", [RUN_END_READY] = "ready",
+		[RUN_END_DECLINED] = "declined",
 	};
 	return names[r];
 }
@@ -377,6 +379,11 @@ static int handle_port(struct vm *v, struct run_devices *dev, struct husk_report
 	case HUSK_PORT_PANIC:
 		end_reason = RUN_END_PANIC;
 		return kernel_panic(rep);
+	case HUSK_PORT_READY:
+		if (!until_ready)
+			return guest_error(v, "snapshot point outside a snapshot's build");
+		end_reason = val ? RUN_END_DECLINED : RUN_END_READY;
+		return 0;
 	case HUSK_PORT_SLEEP: {
 		const char *err = NULL;
 		if (guest_sleep(rep, dev, &err))
@@ -413,6 +420,7 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 	struct kvm_run *run = v->run;
 	double timeout_s = lim->timeout_s;
 	running = run;
+	until_ready = lim->until_ready;
 	if (timeout_s > 0)
 		arm_timeout(timeout_s);
 	int status = -1;

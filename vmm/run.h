@@ -19,6 +19,7 @@ struct run_limits {
 	double timeout_s;   /* wall clock; 0: none */
 	double cpu_s;       /* CPU time of the VMM, the vCPU's included; 0: none */
 	int supervised;     /* a supervisor passes stop signals on (sandbox/isolate.c) */
+	int until_ready;    /* a boot that builds a snapshot: it ends at the snapshot point */
 };
 
 /* Why the run ended, for the audit record and --stats. */
@@ -31,6 +32,8 @@ enum run_end {
 	RUN_END_CPU,     /* --cpu-time */
 	RUN_END_OUTPUT,  /* --output-limit, or the host closed stdout or stderr */
 	RUN_END_MEMORY,  /* not set by the run: main's verdict on an exit or crash after ENOMEM */
+	RUN_END_READY,   /* until_ready: the VM is at its snapshot point */
+	RUN_END_DECLINED, /* until_ready: the guest can take no snapshot (report.msg says why) */
 };
 
 /* Signal handlers and the CPU-time timer: before the VMM is confined. */

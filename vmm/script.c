@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "errmsg.h"
+#include "full_io.h"
 #include "husk/abi.h"
 #include "script.h"
 
@@ -187,34 +188,28 @@ int script_find(const char *image, struct options *o, struct script *sc, char *e
 	return 0;
 }
 
+int script_read(struct script *sc, void *buf, char *err, size_t n)
+{
+	int r = full_pread(sc->fd, buf, sc->size, 0);
+	if (r && errno)
+		errmsg_errno(err, n, "reading the script %s", sc->name);
+	else if (r)
+		errmsg(err, n, "the script %s shrank while it was read", sc->name);
+	close(sc->fd);
+	sc->fd = -1;
+	return r;
+}
+
 int script_load(struct script *sc, struct guest_mem *mem, uint64_t image_end, uint64_t ram_size, char *err,
 		size_t n)
 {
 	uint64_t gpa = (image_end + 4095) & ~4095ull, room = HUSK_IMAGE_LIMIT(ram_size);
 	if (gpa > room || sc->size > room - gpa) {
 		close(sc->fd);
+		sc->fd = -1;
 		return errmsg(err, n, "the script %s (%llu bytes) does not fit in guest memory with the program "
 			      "(--memory)", sc->name, (unsigned long long)sc->size);
 	}
-	uint8_t *p = gpa_ptr(mem, gpa, sc->size ? sc->size : 1);
-	uint64_t done = 0;
-	while (p && done < sc->size) {
-		ssize_t r = pread(sc->fd, p + done, sc->size - done, (off_t)done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r < 0)
-				errmsg_errno(err, n, "reading the script %s", sc->name);
-			else
-				errmsg(err, n, "the script %s shrank while it was read", sc->name);
-			break;
-		}
-		done += (uint64_t)r;
-	}
-	close(sc->fd);
-	sc->fd = -1;
 	sc->gpa = gpa;
-	if (!p)
-		return errmsg(err, n, "the script %s is outside guest memory", sc->name);
-	return done == sc->size ? 0 : -1;
+	return script_read(sc, gpa_fixed(mem, gpa, sc->size ? sc->size : 1), err, n);
 }

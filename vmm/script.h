@@ -24,6 +24,9 @@ struct script {
  * among o->args, opens it and rewrites its argument when it is to be copied.
  * Returns 0, or -1 with a one-line reason in err (the user's error). */
 int script_find(const char *image, struct options *o, struct script *sc, char *err, size_t n);
+/* Reads the whole script (sc->size bytes) into buf and closes it.  0, or -1
+ * with a reason in err. */
+int script_read(struct script *sc, void *buf, char *err, size_t n);
 /* Copies the script into guest RAM at the first page boundary at or above
  * image_end, leaving the program 1 MiB of heap below the stack; closes it.
  * Returns 0, or -1 with a reason in err (the script does not fit). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <fcntl.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -125,6 +126,10 @@ static int set_cpuid(struct vm *v)
 			cpuid_to_cache(name, &t);
 	}
 	v->fsgsbase = has_fsgsbase(&t);
+	struct sha256_ctx c;
+	sha256_init(&c);
+	sha256_update(&c, sizeof t.c + t.c.nent * sizeof t.e[0], (const uint8_t *)&t);
+	sha256_digest(&c, sizeof v->cpuid_digest, v->cpuid_digest);
 	return ioctl(v->vcpu, KVM_SET_CPUID2, &t);
 }
 

@@ -14,6 +14,7 @@ struct vm {
 	int pvm;            /* /dev/kvm is kvm_pvm and the guest uses it */
 	int fsgsbase;       /* CR4.FSGSBASE: the guest's CPUID has it, and KVM took it (HUSK_BOOT_FSGSBASE) */
 	uint64_t tsc_khz;
+	uint8_t cpuid_digest[32]; /* SHA-256 of the CPUID table the vCPU has (a snapshot's key) */
 };
 
 /* Returns 0, or -1 with a one-line reason in err; *user_error is set when the

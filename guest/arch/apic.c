@@ -42,6 +42,7 @@ void interrupts_on(void)
 
 void apic_init(void)
 {
+	ready = 0; /* again after a restore: the local APIC starts afresh */
 	wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | APIC_X2APIC_ON);
 	wrmsr(X2APIC_SVR, SVR_ENABLE | 0xff);
 	interrupts_on();

@@ -32,21 +32,26 @@ static int count_strings(const char *s, int len)
 	return n;
 }
 
-/* The script the VMM put in RAM: it must lie in the program's arena, above
- * the image, page-aligned, and its name be one file name. */
+/* The script the VMM passed: in the tree, or put in RAM, where it must lie in
+ * the program's arena, above the image, page-aligned; its name must be one
+ * file name. */
 static void script_parse(const void *fdt, int chosen)
 {
-	const void *p = prop(fdt, chosen, HUSK_DT_SCRIPT, 0, HUSK_DT_SCRIPT_LEN);
-	uint64_t gpa = u64_at(p, 0), size = u64_at(p, 1);
 	int len;
+	const void *data = fdt_getprop(fdt, chosen, HUSK_DT_SCRIPT_DATA, &len);
+	uint64_t gpa = 0, size = data ? (uint64_t)len : 0;
+	if (!data) {
+		const void *p = prop(fdt, chosen, HUSK_DT_SCRIPT, 0, HUSK_DT_SCRIPT_LEN);
+		gpa = u64_at(p, 0), size = u64_at(p, 1);
+		if (gpa % PAGE_SIZE || gpa < ALIGN_UP(boot.image_end, PAGE_SIZE) || size > boot.ram_size ||
+		    gpa + size > boot.ram_size - HUSK_STACK_SIZE)
+			panic("boot device tree: bad " HUSK_DT_SCRIPT);
+	}
 	const char *name = prop(fdt, chosen, HUSK_DT_SCRIPT_NAME, &len, 2);
-	if (gpa % PAGE_SIZE || gpa < ALIGN_UP(boot.image_end, PAGE_SIZE) || size > boot.ram_size ||
-	    gpa + size > boot.ram_size - HUSK_STACK_SIZE)
-		panic("boot device tree: bad " HUSK_DT_SCRIPT);
 	if (name[len - 1] || len - 1 > NAME_MAX || memchr(name, '/', len) || !strcmp(name, ".") ||
 	    !strcmp(name, ".."))
 		panic("boot device tree: bad " HUSK_DT_SCRIPT_NAME);
-	boot.script_gpa = gpa, boot.script_size = size, boot.script_name = name;
+	boot.script_data = data, boot.script_gpa = gpa, boot.script_size = size, boot.script_name = name;
 }
 
 void bootinfo_parse(const void *fdt, int pvm)
@@ -85,8 +90,14 @@ void bootinfo_parse(const void *fdt, int pvm)
 		boot.max_tasks = (int)fdt32_ld(prop(fdt, chosen, HUSK_DT_PIDS, 0, 4));
 	if (boot.max_tasks < 1)
 		panic("boot device tree: bad " HUSK_DT_PIDS);
-	if (fdt_getprop(fdt, chosen, HUSK_DT_SCRIPT, 0))
+	boot.script_data = 0, boot.script_gpa = boot.script_size = 0, boot.script_name = 0;
+	if (fdt_getprop(fdt, chosen, HUSK_DT_SCRIPT, 0) || fdt_getprop(fdt, chosen, HUSK_DT_SCRIPT_DATA, 0))
 		script_parse(fdt, chosen);
+	boot.snapshot = 0;
+	if (fdt_getprop(fdt, chosen, HUSK_DT_SNAPSHOT, 0))
+		boot.snapshot = (int)fdt32_ld(prop(fdt, chosen, HUSK_DT_SNAPSHOT, 0, 4));
+	boot.net_mmio = 0, boot.ndisks = 0;
+	memset(boot.console, 0, sizeof boot.console);
 
 	int n = 0, node;
 	fdt_for_each_subnode(node, fdt, 0) {

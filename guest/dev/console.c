@@ -43,6 +43,12 @@ static struct console *console_for(int fd)
 	return 0;
 }
 
+void console_bring_up(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		console_for(fd);
+}
+
 long console_writev(int fd, const struct kiovec *iov, int n)
 {
 	struct console *c = fd == 1 || fd == 2 ? console_for(fd) : 0;

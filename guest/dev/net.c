@@ -44,6 +44,12 @@ int net_up(void)
 	return 1;
 }
 
+void net_rearm(void)
+{
+	if (!net.dev.ready)
+		net.tried = 0;
+}
+
 int net_send(struct husk_net_hdr *h, const void *payload, size_t len)
 {
 	if (!net.dev.ready || net.gone)

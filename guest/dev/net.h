@@ -8,6 +8,9 @@
 
 /* Whether the run has a network (the device brought up on first use). */
 int net_up(void);
+/* At the snapshot point: the run's network, if it has one, is looked for
+ * again at its first use. */
+void net_rearm(void);
 /* One message to the broker, h->len set to len here: 0, or -ENETDOWN once
  * the broker is gone. */
 int net_send(struct husk_net_hdr *h, const void *payload, size_t len);

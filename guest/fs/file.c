@@ -166,6 +166,12 @@ void fd_limit_init(int n)
 	boot_limit = n >= 3 && n <= MAX_FDS ? n : MAX_FDS;
 }
 
+void fd_limit_reset(void)
+{
+	struct fdtable *t = table();
+	t->nofile_soft = t->nofile_hard = (uint64_t)boot_limit;
+}
+
 long fd_rlimit(const uint64_t *want, uint64_t *old)
 {
 	struct fdtable *t = table();

@@ -35,6 +35,7 @@ struct file *fd_get(long fd);
 int fd_install(struct file *f, int min, int cloexec); /* lowest free fd >= min, or -EMFILE */
 int fd_limit(void);        /* fds are below it (RLIMIT_NOFILE's soft value) */
 void fd_limit_init(int n); /* the policy's open-files limit, at boot */
+void fd_limit_reset(void); /* ... the current process's again (the snapshot point: the run's limit) */
 /* getrlimit/setrlimit of RLIMIT_NOFILE: want and old are {soft, hard}. */
 long fd_rlimit(const uint64_t *want, uint64_t *old);
 int fd_close(long fd);

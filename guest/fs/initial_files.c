@@ -44,8 +44,9 @@ int scratch_populate(struct mount *m)
 {
 	if (!boot.script_name)
 		return 0;
-	const void *data = (const void *)boot.script_gpa;
+	const void *data = boot.script_data ? boot.script_data : (const void *)boot.script_gpa;
 	int r = put_file(m, boot.script_name, 0444, data, boot.script_size);
-	mem_release_boot_data(boot.script_gpa, boot.script_size);
+	if (!boot.script_data)
+		mem_release_boot_data(boot.script_gpa, boot.script_size);
 	return r;
 }

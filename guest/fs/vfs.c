@@ -27,15 +27,46 @@ static struct mount *add_mount(const char *path, const struct fs_ops *ops, int r
 	return m;
 }
 
+/* A disk's mount, its path copied: the device tree it comes from is
+ * replaced at the snapshot point.  A workdir disk takes the place of a
+ * scratch /workdir not used yet (a run restored from a snapshot). */
+static void add_disk(const struct disk_info *d)
+{
+	size_t n = strlen(d->mount) + 1;
+	char *path = kalloc(n);
+	if (!path)
+		panic("no memory for the mount table");
+	memcpy(path, d->mount, n);
+	if (scratch && !strcmp(path, "/workdir")) {
+		if (scratch->fs)
+			panic("the scratch /workdir was used before the snapshot point");
+		int index = scratch->index;
+		*scratch = (struct mount){ path, strlen(path), &ext2_fs_ops, 0, d->read_only, d->mmio, 0, index, 0 };
+		scratch = 0;
+		return;
+	}
+	struct mount *m = add_mount(path, &ext2_fs_ops, d->read_only, d->mmio);
+	if (!m->len)
+		root = m;
+}
+
+void vfs_add_disks(int from)
+{
+	for (int i = from; i < boot.ndisks; i++)
+		add_disk(&boot.disk[i]);
+}
+
+int vfs_scratch_used(void)
+{
+	return scratch && scratch->fs;
+}
+
 void vfs_init(void)
 {
 	int workdir_disk = 0;
 	for (int i = 0; i < boot.ndisks; i++) {
-		struct disk_info *d = &boot.disk[i];
-		struct mount *m = add_mount(d->mount, &ext2_fs_ops, d->read_only, d->mmio);
-		workdir_disk |= !strcmp(d->mount, "/workdir");
-		if (!m->len)
-			root = m;
+		add_disk(&boot.disk[i]);
+		workdir_disk |= !strcmp(boot.disk[i].mount, "/workdir");
 	}
 	add_mount("/tmp", &tmpfs_ops, 0, 0);
 	add_mount("/dev/shm", &tmpfs_ops, 0, 0); /* POSIX shared memory and semaphores (sem_open) */

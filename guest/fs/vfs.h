@@ -80,6 +80,11 @@ struct node {
 #define LOOKUP_FOLLOW 1     /* follow a symlink in the last component */
 
 void vfs_init(void);
+/* At the snapshot point: the run's disks from boot.disk[from] on (those the
+ * snapshot did not have) are mounted too; and whether the scratch /workdir
+ * has been used (it must not have been, for a workdir disk to replace it). */
+void vfs_add_disks(int from);
+int vfs_scratch_used(void);
 /* base: absolute directory for relative paths. */
 int vfs_lookup(const char *base, const char *path, int flags, struct node *out);
 int vfs_mount_fs(struct mount *m); /* mounts on first use; 0 or -errno */

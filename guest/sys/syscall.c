@@ -408,6 +408,7 @@ static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, long 
 	case SYS_timer_delete: return sys_timer_delete(a1);
 	case SYS_exit: sys_exit(a1);
 	case SYS_exit_group: process_exit((int)(a1 & 0xff) << 8);
+	case HUSK_SYSCALL_READY: return sys_husk_ready(a1, (char *)a2, a3);
 	}
 	if (nr >= 0 && nr < HUSK_NSYSCALLS)
 		REPORT->enosys[nr]++;

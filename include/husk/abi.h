@@ -71,6 +71,20 @@
 #define HUSK_PORT_FAULT 0x511 /* program fault, details in report.fault */
 #define HUSK_PORT_PANIC 0x512 /* kernel panic, message in report.msg */
 #define HUSK_PORT_SLEEP 0x513 /* sleep report.sleep_ns on the host, then resume */
+/* The snapshot point (eax = 0; the VMM saves the VM here) or, eax = 1, none
+ * can be taken (the reason in report.msg).  The VM goes on with the run's
+ * device tree at HUSK_FDT. */
+#define HUSK_PORT_READY 0x514
+#define HUSK_SNAPSHOT_KERNEL  1 /* the snapshot point: the kernel's, before the first program starts */
+#define HUSK_SNAPSHOT_PROGRAM 2 /* the program's, once initialised (husk_ready) */
+
+/* husk's own system call, for a program that can be snapshotted once it has
+ * initialised itself (an interpreter): husk_ready(op, buf, len). */
+#define HUSK_SYSCALL_READY 0x48534b /* "HSK": far from Linux's numbers, below the x32 bit */
+#define HUSK_READY_QUERY 0 /* 1: this boot builds a snapshot at the program's ready point; 0: it does not */
+#define HUSK_READY_WAIT  1 /* the ready point: returns in the run (built or restored), 0 */
+#define HUSK_READY_ARGS  2 /* the run's argv and envp into buf: u32 argc, u32 envc, then the strings,
+			    * each NUL-terminated; returns the bytes they need (copied if len holds them) */
 
 /* The interrupt the VMM sends (an MSI to the guest's local APIC) when it has
  * put signals in report.host_signals. */

@@ -33,6 +33,12 @@
 #define HUSK_DT_SCRIPT         "husk,script"   /* u64 gpa, size */
 #define HUSK_DT_SCRIPT_LEN     16
 #define HUSK_DT_SCRIPT_NAME    "husk,script-name" /* a file name: no '/', not . or .. */
+/* Or the script's bytes in the tree itself, in place of husk,script: a run
+ * restored from a snapshot, whose program arena is no longer free. */
+#define HUSK_DT_SCRIPT_DATA    "husk,script-data"
+/* Optional, u32: this boot builds a snapshot (guest/sys/snapshot.c), and
+ * where the VM stops for it: HUSK_SNAPSHOT_* (husk/abi.h). */
+#define HUSK_DT_SNAPSHOT       "husk,snapshot"
 
 /* One node per device, "virtio_mmio@ADDR", reg = <u64 base, u64 HUSK_MMIO_SIZE> */
 #define HUSK_DT_VIRTIO_MMIO    "virtio,mmio"   /* its compatible */

@@ -12,6 +12,7 @@ plan 37
 vmm_of() { tr -d ' ' < /proc/$1/task/$1/children; }
 
 exec 9>"$TMP/inherited"
+"$HUSK" run python -c 'pass' # python's snapshot made: the VMM below is in its run, confined
 "$HUSK" run -t 20 python -c 'import time; time.sleep(3)' &
 pid=$!
 sleep 1.5

@@ -97,7 +97,7 @@ try:
 except OSError as e:
     print(e.errno, len(fds) > 100)' 2>&1)
 is "$out" "24 True" "pipes until the open-files limit: EMFILE, the kernel fine"
-out=$("$HUSK" run -t 10 -m 40M python -c '
+out=$("$HUSK" run -t 10 -m 56M python -c '
 import os
 fds = []
 try:
@@ -105,7 +105,7 @@ try:
         fds.append(os.pipe())
 except OSError as e:
     print(e.errno, 100 < len(fds) < 1000)' 2>&1)
-is "$out" "12 True" "1000 pipes of 64 KiB do not fit in -m 40M: ENOMEM, the kernel fine"
+is "$out" "12 True" "1000 pipes of 64 KiB do not fit in -m 56M: ENOMEM, the kernel fine"
 is "$("$HUSK" run python -c '
 import os, select
 e = select.epoll()

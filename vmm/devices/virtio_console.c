@@ -141,3 +141,10 @@ void console_init(struct console *c, uint64_t base, const struct guest_mem *m, i
 	};
 	virtio_mmio_init(&c->mmio, base, m, &dev);
 }
+
+void console_save(const struct console *c, struct virtio_mmio_state *s)
+{
+	virtio_mmio_save(&c->mmio, s);
+	if (c->rx_held)
+		s->q[VIRTIO_CONSOLE_RECEIVEQ].last_avail--;
+}

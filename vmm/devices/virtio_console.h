@@ -32,4 +32,7 @@ void console_init(struct console *c, uint64_t base, const struct guest_mem *m, i
  * running.  While the guest sleeps its host thread waits for in_fd, then
  * fills the buffer if input (or its end) is there.  0, or -1 with *err. */
 int console_input(struct console *c, const char **err);
+/* The console's transport state for a snapshot: a receive buffer held for
+ * input goes back to the queue (popped again after a restore). */
+void console_save(const struct console *c, struct virtio_mmio_state *s);
 #endif

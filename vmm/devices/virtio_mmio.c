@@ -39,6 +39,42 @@ void virtio_mmio_reset(struct virtio_mmio *d)
 	memset(d->q, 0, sizeof d->q);
 }
 
+void virtio_mmio_save(const struct virtio_mmio *d, struct virtio_mmio_state *s)
+{
+	*s = (struct virtio_mmio_state){ .device_id = d->device_id, .status = d->status,
+					 .features_sel = d->features_sel, .driver_features_sel = d->driver_features_sel,
+					 .queue_sel = d->queue_sel, .nqueues = (uint32_t)d->nqueues,
+					 .driver_features = d->driver_features };
+	for (int i = 0; i < d->nqueues; i++) {
+		const struct virtq *q = &d->q[i];
+		s->q[i].desc = q->desc_gpa, s->q[i].avail = q->avail_gpa, s->q[i].used = q->used_gpa;
+		s->q[i].num = q->num, s->q[i].ready = (uint16_t)q->ready;
+		s->q[i].last_avail = q->last_avail, s->q[i].next_used = q->next_used;
+	}
+}
+
+int virtio_mmio_restore(struct virtio_mmio *d, const struct virtio_mmio_state *s, const char **err)
+{
+	*err = NULL;
+	if (s->device_id != d->device_id || s->nqueues != (uint32_t)d->nqueues)
+		return *err = "virtio: the saved state is another device's", -1;
+	if ((s->driver_features & ~d->features) || s->status > 0xff)
+		return *err = "virtio: the saved state has features or a status the device has not", -1;
+	virtio_mmio_reset(d);
+	d->status = s->status, d->features_sel = s->features_sel, d->driver_features_sel = s->driver_features_sel;
+	d->queue_sel = s->queue_sel, d->driver_features = s->driver_features;
+	for (int i = 0; i < d->nqueues; i++) {
+		struct virtq *q = &d->q[i];
+		q->desc_gpa = s->q[i].desc, q->avail_gpa = s->q[i].avail, q->used_gpa = s->q[i].used;
+		q->num = s->q[i].num;
+		if (s->q[i].ready > 1 || (s->q[i].ready && virtq_enable(q, d->mem, err)))
+			return *err = *err ? *err : "virtio: bad saved queue state", -1;
+		q->last_avail = q->avail_end = s->q[i].last_avail;
+		q->next_used = s->q[i].next_used;
+	}
+	return 0;
+}
+
 static uint32_t reg_read(struct virtio_mmio *d, uint64_t off)
 {
 	struct virtq *q = d->queue_sel < (uint32_t)d->nqueues ? &d->q[d->queue_sel] : NULL;

@@ -50,10 +50,26 @@ struct virtio_mmio {
 	struct virtq_chain chain;
 };
 
+/* A transport's state as a snapshot keeps it: plain data, the rings by
+ * their guest addresses. */
+struct virtio_mmio_state {
+	uint32_t device_id, status, features_sel, driver_features_sel, queue_sel, nqueues;
+	uint64_t driver_features;
+	struct {
+		uint64_t desc, avail, used;
+		uint16_t num, last_avail, next_used, ready;
+	} q[VIRTIO_MAX_QUEUES];
+};
+
 /* Sets the transport's fields for the device at base and resets it. */
 void virtio_mmio_init(struct virtio_mmio *d, uint64_t base, const struct guest_mem *m,
 		      const struct virtio_device *dev);
 void virtio_mmio_reset(struct virtio_mmio *d);
+void virtio_mmio_save(const struct virtio_mmio *d, struct virtio_mmio_state *s);
+/* On a device set up as the saved one was (virtio_mmio_init), guest memory
+ * restored: the rings are checked again as when the driver enabled them.
+ * 0, or -1 with *err (the saved state is not this device's, or bad). */
+int virtio_mmio_restore(struct virtio_mmio *d, const struct virtio_mmio_state *s, const char **err);
 /* Serves one chain: the bytes written into it, or -1 with *err (the run
  * ends: the chain is malformed). */
 typedef long virtio_serve_fn(void *priv, struct virtq_chain *c, const char **err);

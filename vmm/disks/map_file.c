@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "full_io.h"
 #include "disks/map_file.h"
 #include "disks/mapped.h"
 
@@ -51,20 +52,6 @@ int map_file_valid(const struct copyin_map *m, uint64_t image_bytes)
 	return 1;
 }
 
-/* All n bytes of p written to fd, or read from it: 0, or -1. */
-static int whole(int fd, void *p, size_t n, int writing)
-{
-	for (char *c = p; n;) {
-		ssize_t k = writing ? write(fd, c, n) : read(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k, n -= (size_t)k;
-	}
-	return 0;
-}
-
 int map_file_save(int fd, int image, const struct copyin_map *m, uint64_t image_bytes)
 {
 	struct map_header h = { MAP_MAGIC, { 0 }, image_bytes, m->nf, m->nx, 0 };
@@ -78,10 +65,10 @@ int map_file_save(int fd, int image, const struct copyin_map *m, uint64_t image_
 		return -1;
 	for (size_t i = 0, at = 0; i < m->nf; at += strlen(m->f[i].path) + 1, i++)
 		f[i] = (struct map_file_entry){ m->f[i].dev, m->f[i].ino, m->f[i].size, at };
-	int r = whole(fd, &h, sizeof h, 1) || whole(fd, f, fbytes, 1) || whole(fd, m->x, m->nx * sizeof *m->x, 1) ? -1 : 0;
+	int r = full_write(fd, &h, sizeof h) || full_write(fd, f, fbytes) || full_write(fd, m->x, m->nx * sizeof *m->x) ? -1 : 0;
 	free(f);
 	for (size_t i = 0; !r && i < m->nf; i++)
-		r = whole(fd, m->f[i].path, strlen(m->f[i].path) + 1, 1);
+		r = full_write(fd, m->f[i].path, strlen(m->f[i].path) + 1);
 	return r;
 }
 
@@ -93,7 +80,7 @@ int map_file_load(int fd, int image, struct copyin_map *m, uint64_t image_bytes)
 	struct map_header h;
 	struct stat st;
 	uint8_t uuid[16];
-	if (fstat(fd, &st) || whole(fd, &h, sizeof h, 0) || memcmp(h.magic, MAP_MAGIC, sizeof MAP_MAGIC) ||
+	if (fstat(fd, &st) || full_read(fd, &h, sizeof h) || memcmp(h.magic, MAP_MAGIC, sizeof MAP_MAGIC) ||
 	    image_uuid(image, uuid) || memcmp(uuid, h.uuid, sizeof uuid) ||
 	    h.image_bytes != image_bytes || h.nfiles > UINT32_MAX || h.nextents > (uint64_t)st.st_size ||
 	    h.strings > (uint64_t)st.st_size ||
@@ -104,8 +91,8 @@ int map_file_load(int fd, int image, struct copyin_map *m, uint64_t image_bytes)
 	char *strings = malloc(h.strings + 1);
 	m->f = calloc(h.nfiles + 1, sizeof *m->f);
 	m->x = malloc(h.nextents * sizeof *m->x + 1);
-	int r = f && strings && m->f && m->x && !whole(fd, f, h.nfiles * sizeof *f, 0) &&
-			!whole(fd, m->x, h.nextents * sizeof *m->x, 0) && !whole(fd, strings, h.strings, 0)
+	int r = f && strings && m->f && m->x && !full_read(fd, f, h.nfiles * sizeof *f) &&
+			!full_read(fd, m->x, h.nextents * sizeof *m->x) && !full_read(fd, strings, h.strings)
 		? 0 : -1;
 	m->nx = h.nextents;
 	for (size_t i = 0; !r && i < h.nfiles; i++) {

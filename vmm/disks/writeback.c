@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "errmsg.h"
+#include "full_io.h"
 #include "progress.h"
 #include "exit_codes.h"
 #include "disks/extract.h"
@@ -24,19 +25,6 @@ struct report {
 	char err[400];
 	int kept; /* the image (and its record) stay for a retry */
 };
-
-/* All n bytes of p to fd: 0, or -1. */
-static int full_write(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k <= 0 && errno != EINTR)
-			return -1;
-		if (k > 0)
-			p = (const char *)p + k, n -= k;
-	}
-	return 0;
-}
 
 /* ---- the record beside a kept image ------------------------------------------
  * IMAGE.record: "HUSKREC1", a count, then per entry its fixed fields, the
