@@ -499,6 +499,10 @@ static enum snapshot_use choose_snapshot(struct session *s)
 	/* The script goes in the run's boot tree, which has room for so much. */
 	if (s->script.fd >= 0 && s->script.size > SCRIPT_IN_TREE_MAX)
 		return SNAPSHOT_NONE;
+#ifdef HUSK_TEST_HOOKS
+	if (getenv("HUSK_TEST_KERNEL")) /* another guest kernel: not the one the snapshots hold */
+		return SNAPSHOT_NONE;
+#endif
 	if (s->snap_boot.level == HUSK_SNAPSHOT_PROGRAM && !s->build_only && !snapshot_program_run_ok(o, &s->image_env))
 		return SNAPSHOT_NONE;
 	s->snap_boot.rebuild = s->build_only;
