@@ -30,6 +30,7 @@
 #include "husk/abi.h"
 #include "image.h"
 #include "sandbox/isolate.h"
+#include "sandbox/stop.h"
 #include "options.h"
 #include "policy.h"
 #include "run.h"
@@ -428,14 +429,16 @@ static int build_snapshot(struct session *s, int level)
 	struct run_limits lim = { .timeout_s = 60, .until_ready = 1 };
 	run_prepare(&lim);
 	struct husk_report rep;
-	int status = run_guest(&s->vm, &s->dev, &lim, 0, &rep);
+	run_guest(&s->vm, &s->dev, &lim, 0, &rep);
 	if (run_end_reason() != RUN_END_READY) {
 		rep.msg[sizeof rep.msg - 1] = 0;
 		fprintf(stderr, "husk: note: no snapshot of %s: %s\n", s->snap_boot.label,
 			run_end_reason() == RUN_END_DECLINED ? rep.msg : "its boot did not reach the snapshot point");
-		(void)status;
+		stop_reset(); /* the build's time limit is not the run's */
 		return -1;
 	}
+	if (run_host_signals_seen()) /* the run goes on with it; no snapshot carries it */
+		return 0;
 	static struct snapshot_state st;
 	memset(&st, 0, sizeof st);
 	st.level = (uint32_t)level;

@@ -22,6 +22,8 @@ void options_help(void)
 	       "       husk image build NAME PACKAGE...  a Debian image from Debian packages\n"
 	       "       husk image ls | rm NAME...   the Debian images built\n"
 	       "       husk cache ls | clear [KIND...]  what the cache holds (cap: HUSK_CACHE_MAX)\n"
+	       "       husk snapshot build [--preload MODULES] [OPTIONS] PROGRAM | ls | rm [NAME...]\n"
+	       "                                    the snapshots runs start from (--cold: none)\n"
 	       "       husk policy show [OPTIONS]   print the effective policy as JSON\n"
 	       "       husk writeback IMAGE DIR     retry a workdir write-back that could not complete\n"
 	       "Run PROGRAM in a fresh hardware-isolated microVM and exit with its status.\n"

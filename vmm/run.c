@@ -19,7 +19,13 @@
 
 static struct kvm_run *volatile running;
 static int until_ready; /* run_limits' */
+static volatile sig_atomic_t host_signals, host_signals_seen;
 static enum run_end end_reason = RUN_END_ERROR;
+
+int run_host_signals_seen(void)
+{
+	return host_signals_seen != 0;
+}
 
 enum run_end run_end_reason(void)
 {
@@ -55,7 +61,6 @@ static void on_limit(int sig)
  * after the guest is gone, ends husk at once with 128 + the signal
  * (exit_group: all the confined VMM may do). */
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-static volatile sig_atomic_t host_signals, host_signals_seen;
 static int supervised;
 
 static void on_stop(int sig)

@@ -42,6 +42,10 @@ void run_prepare(const struct run_limits *lim);
  * guest: KVM_RUN returns and they go into the receive queue at once.
  * Before the VMM is confined. */
 void run_watch_net(int broker_fd);
+/* Whether a stop signal of the host's (Ctrl-C...) has been passed to the
+ * guest: a snapshot's boot that saw one is not saved (the snapshot would
+ * carry it to every run). */
+int run_host_signals_seen(void);
 /* Why run_guest ended. */
 enum run_end run_end_reason(void);
 /* Its name in the audit record: "exit", "timeout", ... */
