@@ -7,7 +7,7 @@
 # policy key; husk snapshot build/ls/rm.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 78
+plan 80
 
 export HUSK_CACHE=$TMP/cache
 unset HUSK_COLD
@@ -180,6 +180,12 @@ is "$(ls "$SNAPS" | grep -c '\.snap$')" "0" "husk snapshot rm removes them all"
 
 # --- a workdir, datasets and a script after the restore ------------------------
 "$HUSK" run python -c 'pass'
+"$HUSK" run python -c 'pass' # records the working set
+ws=$(ls "$SNAPS"/python-*.snap.ws)
+truncate -s 100 "$ws"
+is "$("$HUSK" run python -c 'print(9)'):$(ls "$SNAPS" | grep -c '\.ws$')" "9:0" "a torn working set is not used, and goes"
+"$HUSK" run python -c 'pass'
+is "$(stat -c %s "$ws")" "65552" "the next run records it again (a 16-byte header, a byte per page of 256 MiB)"
 mkdir "$TMP/wd" "$TMP/ds"
 echo data >"$TMP/ds/f"
 got=$("$HUSK" run --stats -w "$TMP/wd" --ro ds="$TMP/ds" python -c '

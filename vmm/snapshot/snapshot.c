@@ -313,6 +313,8 @@ static void use_working_set(struct snapshot_run *r, struct guest_mem *m)
 		if (!working_set_load(fd, m->size, &ws)) {
 			working_set_prefault(&ws, m);
 			working_set_free(&ws);
+		} else {
+			unlinkat(r->dir, name, 0); /* torn or garbled: the next run records it again */
 		}
 		close(fd);
 		return;
