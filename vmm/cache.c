@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cache.h"
+#include "snapshot/snapshot.h"
 #include "debian/debian.h"
 #include "disks/copyin.h"
 #include "errmsg.h"
@@ -203,13 +204,8 @@ int cache_remove(int cache, const struct cache_entry *e)
 		snprintf(name, sizeof name, "%s.img", e->name);
 		return unlinkat(cache, name, 0) && errno != ENOENT ? -1 : 0;
 	}
-	if (!strcmp(e->kind, "snapshot")) { /* with its stamp, working set and lock */
-		const char *sides[] = { ".ok", ".ws", ".lock" };
-		for (int i = 0; i < 3; i++) {
-			snprintf(name, sizeof name, "%s%s", e->name, sides[i]);
-			unlinkat(cache, name, 0);
-		}
-	}
+	if (!strcmp(e->kind, "snapshot")) /* with its stamp, working set and lock */
+		return snapshot_remove(cache, e->name) && errno != ENOENT ? -1 : 0;
 	struct stat st;
 	if (fstatat(cache, e->name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : -1;

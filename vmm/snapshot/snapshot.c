@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
@@ -205,14 +206,28 @@ static int mac_key(int dir, uint8_t key[SNAPSHOT_MAC_KEY])
 	return -1;
 }
 
+/* The snapshot `name` in dir and its side files: its stamp, its working
+ * set, and with lock_too its lock (not while a build holds it: a second
+ * builder would take a new one).  unlinkat's result for the file itself. */
+static int remove_files(int dir, const char *name, int lock_too)
+{
+	const char *sides[] = { SNAPSHOT_STAMP_SUFFIX, ".ws", ".lock" };
+	for (int i = 0; i < 2 + !!lock_too; i++) {
+		char side[PATH_MAX];
+		snprintf(side, sizeof side, "%s%s", name, sides[i]);
+		unlinkat(dir, side, 0);
+	}
+	return unlinkat(dir, name, 0);
+}
+
 static void remove_snapshot(int dir, const char *name)
 {
-	char stamp[300];
-	snprintf(stamp, sizeof stamp, "%s%s", name, SNAPSHOT_STAMP_SUFFIX);
-	unlinkat(dir, name, 0);
-	unlinkat(dir, stamp, 0);
-	snprintf(stamp, sizeof stamp, "%s.ws", name);
-	unlinkat(dir, stamp, 0);
+	remove_files(dir, name, 0);
+}
+
+int snapshot_remove(int dir, const char *name)
+{
+	return remove_files(dir, name, 1);
 }
 
 /* The snapshots of the same label but another key (made by another husk
@@ -226,12 +241,8 @@ static void remove_others(int dir, const char *name)
 	while (d && (e = readdir(d))) {
 		size_t n = strlen(e->d_name);
 		if (n == strlen(name) && !strncmp(e->d_name, name, label + 1) && strcmp(e->d_name, name) &&
-		    !strcmp(e->d_name + n - strlen(SUFFIX), SUFFIX)) {
-			char lock[300];
-			snprintf(lock, sizeof lock, "%s.lock", e->d_name);
-			remove_snapshot(dir, e->d_name);
-			unlinkat(dir, lock, 0);
-		}
+		    !strcmp(e->d_name + n - strlen(SUFFIX), SUFFIX))
+			snapshot_remove(dir, e->d_name);
 	}
 	if (d)
 		closedir(d);
@@ -417,10 +428,7 @@ static int remove_named(int dir, int argc, char **argv)
 							 (!strncmp(e->d_name, argv[i], n) && e->d_name[n] == '-'));
 		}
 		if (hit) {
-			char lock[300];
-			snprintf(lock, sizeof lock, "%s.lock", e->d_name);
-			remove_snapshot(dir, e->d_name);
-			unlinkat(dir, lock, 0);
+			snapshot_remove(dir, e->d_name);
 			removed++;
 		}
 	}

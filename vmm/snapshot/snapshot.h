@@ -74,6 +74,9 @@ int snapshot_save(struct snapshot_run *r, struct vm *v, struct snapshot_state *s
 /* A snapshot that failed to restore or build: removed, so the next run
  * builds it again. */
 void snapshot_discard(struct snapshot_run *r);
+/* Removes the snapshot file `name` in dir (a path relative to it) with its
+ * stamp, working set and lock: unlinkat's result for the file itself. */
+int snapshot_remove(int dir, const char *name);
 /* Closes the file and lets the lock go. */
 void snapshot_end(struct snapshot_run *r);
 

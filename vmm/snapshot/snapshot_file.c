@@ -163,6 +163,27 @@ static int stamp_holds(int dir, const char *name, const uint8_t key[SNAPSHOT_MAC
 	return ok && !memcmp(want, got, sizeof want);
 }
 
+/* The digest over the whole file as it is, its header's own field taken as
+ * zero: 0, or -1 (unreadable). */
+static int file_mac(int fd, const struct header *h, const uint8_t key[SNAPSHOT_MAC_KEY], uint8_t mac[32])
+{
+	struct header z = *h;
+	memset(z.mac, 0, sizeof z.mac);
+	struct hmac_sha256_ctx c;
+	hmac_sha256_set_key(&c, SNAPSHOT_MAC_KEY, key);
+	hmac_sha256_update(&c, sizeof z, (const uint8_t *)&z);
+	static uint8_t buf[1 << 20];
+	for (uint64_t off = sizeof z; off < h->file_size;) {
+		uint64_t k = h->file_size - off < sizeof buf ? h->file_size - off : sizeof buf;
+		if (full_pread(fd, buf, k, (off_t)off))
+			return -1;
+		hmac_sha256_update(&c, k, buf);
+		off += k;
+	}
+	hmac_sha256_digest(&c, 32, mac);
+	return 0;
+}
+
 int snapshot_write(int dir, const char *name, const uint8_t mac_key[SNAPSHOT_MAC_KEY], const struct snapshot_key *k,
 		   const struct snapshot_state *st, const struct guest_mem *m, char *err, size_t errlen)
 {
@@ -184,22 +205,15 @@ int snapshot_write(int dir, const char *name, const uint8_t mac_key[SNAPSHOT_MAC
 		free(e);
 		return errmsg_errno(err, errlen, "cannot create %s", tmp);
 	}
-	struct hmac_sha256_ctx c;
-	hmac_sha256_set_key(&c, SNAPSHOT_MAC_KEY, mac_key);
-	hmac_sha256_update(&c, sizeof h, (const uint8_t *)&h);
-	hmac_sha256_update(&c, sizeof *st, (const uint8_t *)st);
-	hmac_sha256_update(&c, n * sizeof *e, (const uint8_t *)e);
-	static const uint8_t zeros[PAGE];
-	hmac_sha256_update(&c, h.data_off - (sizeof h + sizeof *st + n * sizeof *e), zeros); /* the padding */
-	int bad = ftruncate(fd, (off_t)h.file_size) ||
+	int bad = ftruncate(fd, (off_t)h.file_size) || full_pwrite(fd, &h, sizeof h, 0) ||
 		  full_pwrite(fd, st, sizeof *st, sizeof h) ||
 		  full_pwrite(fd, e, n * sizeof *e, sizeof h + sizeof *st);
-	for (uint64_t i = 0; i < n && !bad; i++) {
-		hmac_sha256_update(&c, e[i].len, m->host + e[i].gpa);
+	for (uint64_t i = 0; i < n && !bad; i++)
 		bad = full_pwrite(fd, m->host + e[i].gpa, e[i].len, (off_t)e[i].off);
-	}
-	hmac_sha256_digest(&c, sizeof h.mac, h.mac);
-	bad = bad || full_pwrite(fd, &h, sizeof h, 0) || renameat(dir, tmp, dir, name);
+	/* the digest as a reader computes it: the file read back (from the
+	 * page cache) */
+	bad = bad || file_mac(fd, &h, mac_key, h.mac) ||
+	      full_pwrite(fd, h.mac, sizeof h.mac, offsetof(struct header, mac)) || renameat(dir, tmp, dir, name);
 	free(e);
 	if (bad) {
 		errmsg_errno(err, errlen, "cannot write %s", tmp);
@@ -225,27 +239,6 @@ static int extents_sound(const struct header *h, const struct snapshot_extent *e
 		off += e[i].len;
 	}
 	return off == h->file_size;
-}
-
-/* The digest over the whole file as it is, its header's own field taken as
- * zero: 0, or -1 (unreadable). */
-static int file_mac(int fd, const struct header *h, const uint8_t key[SNAPSHOT_MAC_KEY], uint8_t mac[32])
-{
-	struct header z = *h;
-	memset(z.mac, 0, sizeof z.mac);
-	struct hmac_sha256_ctx c;
-	hmac_sha256_set_key(&c, SNAPSHOT_MAC_KEY, key);
-	hmac_sha256_update(&c, sizeof z, (const uint8_t *)&z);
-	static uint8_t buf[1 << 20];
-	for (uint64_t off = sizeof z; off < h->file_size;) {
-		uint64_t k = h->file_size - off < sizeof buf ? h->file_size - off : sizeof buf;
-		if (full_pread(fd, buf, k, (off_t)off))
-			return -1;
-		hmac_sha256_update(&c, k, buf);
-		off += k;
-	}
-	hmac_sha256_digest(&c, 32, mac);
-	return 0;
 }
 
 int snapshot_file_seal(int fd, const uint8_t mac_key[SNAPSHOT_MAC_KEY])
