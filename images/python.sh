@@ -47,7 +47,8 @@ patch -p1 --no-backup-if-mismatch <"$here/python-readline.patch" >patch.log 2>&1
 	{ cat patch.log >&2; die "python-readline.patch does not apply"; }
 # The interpreter's snapshot point (python-snapshot.patch, Modules/main.c):
 # under husk, a snapshot's boot stops once python is initialised; the runs go
-# on from there with their own argv and environment.
+# on from there with their own argv and environment, and at exit tear down
+# only the modules they imported (Python/pylifecycle.c).
 patch -p1 --no-backup-if-mismatch <"$here/python-snapshot.patch" >>patch.log 2>&1 ||
 	{ cat patch.log >&2; die "python-snapshot.patch does not apply"; }
 

@@ -7,7 +7,7 @@
 # policy key; husk snapshot build/ls/rm.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 80
+plan 85
 
 export HUSK_CACHE=$TMP/cache
 unset HUSK_COLD
@@ -195,6 +195,51 @@ open("out.txt", "w").write("from the snapshot\n")' 2>"$TMP/err")
 is "$got" "data /workdir" "a dataset and the workdir attached after the restore"
 is "$(start "$TMP/err")" "snapshot" "... in a restored run"
 is "$(cat "$TMP/wd/out.txt")" "from the snapshot" "the workdir is written back"
+# --- the run's exit, as a cold run's -------------------------------------------
+# A restored run tears down only the modules it imported and __main__ (the
+# snapshot's are left: images/python-snapshot.patch); what a program can see
+# of its exit is the same: threads joined, atexit, finalizers, __del__ of its
+# objects (a cycle's too, and one in a module of its own), a replaced
+# sys.stdout released, an unclosed file flushed.
+mkdir "$TMP/fin"
+cat >"$TMP/fin/finmod.py" <<'PY'
+class B:
+    def __del__(self): print("del module object")
+b = B()
+PY
+cat >"$TMP/fin/fin.py" <<'PY'
+import atexit, sys, tempfile, threading, time, weakref
+sys.path.insert(0, "/workdir")
+import finmod
+class A:
+    def __init__(self, n): self.n = n
+    def __del__(self): print("del", self.n)
+a = A("main")
+c = A("cycle"); c.me = c
+f = open("/workdir/unclosed.txt", "w"); f.write("written, never closed")
+atexit.register(print, "atexit")
+weakref.finalize(a, print, "finalize")
+class Out:
+    def __init__(self, s): self.s = s
+    def write(self, x): return self.s.write(x)
+    def flush(self): self.s.flush()
+    def __del__(self): sys.__stdout__.write("stdout wrapper del\n")
+sys.stdout = Out(sys.stdout)
+t = tempfile.TemporaryDirectory()
+threading.Thread(target=lambda: (time.sleep(0.05), print("thread done"))).start()
+print("end")
+PY
+"$HUSK" run --cold -w "$TMP/fin" python fin.py >"$TMP/fin1" 2>&1
+s1=$?
+mv "$TMP/fin/unclosed.txt" "$TMP/unclosed1"
+"$HUSK" run --stats -w "$TMP/fin" python fin.py >"$TMP/fin2" 2>"$TMP/err"
+s2=$?
+is "$(start "$TMP/err")" "snapshot" "the exit test runs from the snapshot"
+# (the order in which gc meets two modules' objects is CPython's to choose)
+is "$s2:$(sort "$TMP/fin2")" "$s1:$(sort "$TMP/fin1")" "its exit prints what a cold run's does"
+is "$(head -n 5 "$TMP/fin2" | tr '\n' ' ')" "$(head -n 5 "$TMP/fin1" | tr '\n' ' ')" "... in the same order up to the modules' teardown"
+is "$(sort "$TMP/fin2" | tr '\n' ' ')" "atexit del cycle del main del module object end finalize stdout wrapper del thread done " "... every finalizer ran"
+is "$(cat "$TMP/fin/unclosed.txt"):$(cat "$TMP/unclosed1")" "written, never closed:written, never closed" "an unclosed file is flushed at exit"
 echo 'print("the script", __file__)' >"$TMP/s.py"
 is "$("$HUSK" run python "$TMP/s.py")" "the script /workdir/s.py" "a script copied into the scratch /workdir"
 
