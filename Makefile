@@ -3,9 +3,10 @@
 # `make run` installs what is missing, builds and runs a demo; `make check`
 # runs the tests.
 
-include mk/libhusk.mk
+include mk/vmm-lib.mk
 
 BUILD := $(CURDIR)/build
+PREFIX ?= /usr/local
 CC ?= cc
 HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Ivmm -Iloader
 GUEST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-pic -fno-pie \
@@ -18,7 +19,7 @@ LIBFDT_SRC := fdt.c fdt_ro.c fdt_strerror.c
 HEADERS := $(wildcard include/husk/*.h vmm/*.h vmm/*/*.h loader/*.h)
 
 .PHONY: all deps images run check bench conformance clean distclean test-builds
-all: husk images
+all: husk images lib
 
 deps:
 	@./scripts/install-deps
@@ -68,11 +69,11 @@ $(BUILD)/guest/kernel.elf: $(GUEST_OBJ) guest/arch/kernel.ld
 	@$(CC) -nostdlib -static -no-pie -Wl,-T,guest/arch/kernel.ld -Wl,--build-id=none -Wl,--no-warn-rwx-segments -o $@ $(GUEST_OBJ) -lgcc
 
 # --- VMM ------------------------------------------------------------------
-# build/libhusk.a (objects in build/libhusk/), and ./husk from it, main.o and
+# build/libvmm.a (objects in build/libvmm/), and ./husk from it, main.o and
 # the kernel blob (build/husk/).  Static: no dynamic loader work at start-up
 # (~0.5 ms measured here).
 HOST_COMPILE = $(CC) $(HOST_CFLAGS)
-$(eval $(call husk_lib,$(BUILD)/libhusk.a,HOST_COMPILE))
+$(eval $(call husk_lib,$(BUILD)/libvmm.a,HOST_COMPILE))
 $(eval $(call husk_objs,$(BUILD)/husk,vmm/main.c,HOST_COMPILE))
 
 $(BUILD)/husk/kernel_blob.o: vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
@@ -80,14 +81,51 @@ $(BUILD)/husk/kernel_blob.o: vmm/kernel_blob.S $(BUILD)/guest/kernel.elf
 	@echo "  AS      $<"
 	@$(CC) $(HOST_CFLAGS) -DHUSK_KERNEL_PATH='"$(BUILD)/guest/kernel.elf"' -c $< -o $@
 
-husk: $(BUILD)/husk/vmm/main.o $(BUILD)/husk/kernel_blob.o $(BUILD)/libhusk.a
+husk: $(BUILD)/husk/vmm/main.o $(BUILD)/husk/kernel_blob.o $(BUILD)/libvmm.a
 	@echo "  LD      husk"
 	@$(CC) -o $@ $^ -static $(HUSK_LDLIBS)
+
+# --- libhusk: the C library (include/husk.h, lib/) ------------------------
+# build/lib/libhusk.so.0 (soname; the ABI's version, HUSK_ABI_VERSION) and
+# libhusk.a (make install adds husk.pc for pkg-config, from lib/husk.pc.in).
+# Position-independent objects of lib/*.c
+# and the option table husk itself parses (vmm/option_table.c); only husk_*
+# is exported (lib/libhusk.map).  The library starts the husk executable:
+# HUSK_BIN, else LIBDIR/../bin/husk beside it, else $(PREFIX)/bin/husk.
+LIB_SRC := $(wildcard lib/*.c) vmm/option_table.c
+LIB_OBJ := $(patsubst %.c,$(BUILD)/lib/objs/%.o,$(LIB_SRC))
+LIB_VERSION := $(shell sed -n 's/^\#define HUSK_VERSION "\(.*\)"/\1/p' vmm/version.h)
+LIB_SONAME := libhusk.so.0
+# The objects hold PREFIX (the last place they look for husk): made again
+# when it changes.
+$(BUILD)/lib/prefix: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' >$@
+.PHONY: FORCE
+
+$(BUILD)/lib/objs/%.o: %.c include/husk.h lib/lib_internal.h vmm/option_table.h vmm/version.h $(BUILD)/lib/prefix
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (libhusk)"
+	@$(CC) $(HOST_CFLAGS) -fPIC -DHUSK_BIN_DEFAULT='"$(PREFIX)/bin/husk"' -c $< -o $@
+
+$(BUILD)/lib/libhusk.so.$(LIB_VERSION): $(LIB_OBJ) lib/libhusk.map
+	@echo "  LD      $(notdir $@)"
+	@$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/libhusk.map -Wl,-z,defs \
+		-o $@ $(LIB_OBJ) -ljansson
+	@ln -sf $(notdir $@) $(BUILD)/lib/$(LIB_SONAME)
+	@ln -sf $(LIB_SONAME) $(BUILD)/lib/libhusk.so
+
+$(BUILD)/lib/libhusk.a: $(LIB_OBJ)
+	@echo "  AR      $(notdir $@)"
+	@rm -f $@ && $(AR) rcs $@ $^
+
+.PHONY: lib
+lib: $(BUILD)/lib/libhusk.so.$(LIB_VERSION) $(BUILD)/lib/libhusk.a
 
 # --- test-only builds ----------------------------------------------------
 # husk-test: husk with test hooks (HUSK_TEST_KERNEL, HUSK_TEST_SECCOMP_TRIGGER):
 # main.c and the library's sources that mention HUSK_TEST_HOOKS compiled again
-# with it (build/tests/hooks/), linked ahead of libhusk.a, whose hook-less
+# with it (build/tests/hooks/), linked ahead of libvmm.a, whose hook-less
 # copies of them are then never pulled in.  (A header's hooks only declare.)
 # evil-kernel.elf: a hostile guest kernel for it (tests/evil-kernel).
 HOOK_SRC := vmm/main.c $(shell grep -l HUSK_TEST_HOOKS $(HUSK_LIB_SRC))
@@ -95,7 +133,7 @@ HOOK_COMPILE = $(CC) $(HOST_CFLAGS) -DHUSK_TEST_HOOKS
 $(eval $(call husk_objs,$(BUILD)/tests/hooks,$(HOOK_SRC),HOOK_COMPILE))
 
 $(BUILD)/tests/husk-test: $(patsubst %.c,$(BUILD)/tests/hooks/%.o,$(HOOK_SRC)) $(BUILD)/husk/kernel_blob.o \
-		$(BUILD)/libhusk.a
+		$(BUILD)/libvmm.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      husk-test"
 	@$(CC) -o $@ $^ -static $(HUSK_LDLIBS)
@@ -153,7 +191,11 @@ check-cold: deps
 $(BUILD)/timeit: bench/timeit.c
 	$(CC) $(HOST_CFLAGS) -o $@ $<
 
-bench: all $(BUILD)/timeit
+$(BUILD)/bench/lib_runs: bench/lib_runs.c include/husk.h $(BUILD)/lib/libhusk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/lib/libhusk.a -ljansson
+
+bench: all $(BUILD)/timeit $(BUILD)/bench/lib_runs
 	$(MAKE) -C tests BUILD=$(BUILD)
 	bench/startup
 	bench/compute
@@ -163,6 +205,8 @@ bench: all $(BUILD)/timeit
 	bench/processes
 	bench/datasets
 	bench/density
+	bench/library
+	bench/dask
 
 # --- fuzzing (libFuzzer: clang, libclang-rt-14-dev) -------------------------
 # tests/fuzz: each target runs FUZZ_SECONDS and prints libFuzzer's "Done N
@@ -186,21 +230,21 @@ conformance: all
 # (build/libfdt-src), and the fuzzers' corpus and crashes (build/fuzz/corpus,
 # crashes: findings, not build products).  distclean: all of build/.
 clean:
-	rm -rf husk $(BUILD)/husk $(BUILD)/libhusk $(BUILD)/libhusk.a $(BUILD)/guest $(BUILD)/tests \
+	rm -rf husk $(BUILD)/husk $(BUILD)/libvmm $(BUILD)/libvmm.a $(BUILD)/lib $(BUILD)/bench $(BUILD)/guest $(BUILD)/tests \
 		$(BUILD)/timeit $(filter-out $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes,$(wildcard $(BUILD)/fuzz/*))
 
 distclean:
 	rm -rf husk '$(BUILD)'
 
 # --- install --------------------------------------------------------------
-# make install [PREFIX=/usr/local] [DESTDIR=]: husk in PREFIX/bin, the images
+# make install [PREFIX=/usr/local] [DESTDIR=]: husk in PREFIX/bin, libhusk
+# (below), the images
 # in PREFIX/lib/husk (only what a run reads: NAME, NAME.disk, NAME.env,
 # NAME.info; not the staging dirs python-lib/ and python-sys/, nor
 # python-stdlib.zip, which python.disk holds), where an installed husk looks
 # for them (vmm/image.c, image_dir), the man page and bash completion.
 # Depends on all, which rebuilds nothing when the tree is built.  uninstall
 # removes exactly those files (and PREFIX/lib/husk once it is empty).
-PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL ?= install
 # Where each goes under DESTDIR (fixed: husk looks for its images at
@@ -209,10 +253,28 @@ INSTALL_BIN = $(DESTDIR)$(PREFIX)/bin
 INSTALL_IMAGES = $(DESTDIR)$(PREFIX)/lib/husk
 INSTALL_MAN1 = $(DESTDIR)$(PREFIX)/share/man/man1
 INSTALL_BASHCOMP = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+# libhusk, its header and pkg-config file; the Python package (with the
+# header, which it reads for its declarations) where Debian's python3 looks (/usr/lib/python3/dist-packages for PREFIX=/usr, else
+# PREFIX/lib/python3.X/dist-packages).
+INSTALL_LIB = $(DESTDIR)$(PREFIX)/lib
+INSTALL_INCLUDE = $(DESTDIR)$(PREFIX)/include
+INSTALL_PC = $(DESTDIR)$(PREFIX)/lib/pkgconfig
+PYTHON_VERSION := $(shell /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null)
+INSTALL_PY = $(DESTDIR)$(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/$(PYTHON_VERSION)/dist-packages)/husk
+PY_FILES := $(wildcard python/husk/*.py) python/husk/py.typed
 .PHONY: install uninstall
 install: all $(IMAGE_INFO)
-	$(INSTALL) -d '$(INSTALL_BIN)' '$(INSTALL_IMAGES)' '$(INSTALL_MAN1)' '$(INSTALL_BASHCOMP)'
+	$(INSTALL) -d '$(INSTALL_BIN)' '$(INSTALL_IMAGES)' '$(INSTALL_MAN1)' '$(INSTALL_BASHCOMP)' \
+		'$(INSTALL_LIB)' '$(INSTALL_INCLUDE)' '$(INSTALL_PC)' '$(INSTALL_PY)'
 	$(INSTALL) -m 0755 husk '$(INSTALL_BIN)/husk'
+	$(INSTALL) -m 0755 $(BUILD)/lib/libhusk.so.$(LIB_VERSION) '$(INSTALL_LIB)/'
+	ln -sf libhusk.so.$(LIB_VERSION) '$(INSTALL_LIB)/$(LIB_SONAME)'
+	ln -sf $(LIB_SONAME) '$(INSTALL_LIB)/libhusk.so'
+	$(INSTALL) -m 0644 $(BUILD)/lib/libhusk.a '$(INSTALL_LIB)/'
+	$(INSTALL) -m 0644 include/husk.h '$(INSTALL_INCLUDE)/husk.h'
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' lib/husk.pc.in >'$(INSTALL_PC)/husk.pc'
+	$(INSTALL) -m 0644 $(PY_FILES) include/husk.h '$(INSTALL_PY)/'
+	@if [ -z '$(DESTDIR)' ]; then ldconfig; fi
 	@set -e; for name in $(IMAGE_NAMES); do \
 		img='$(BUILD)/images/'$$name; \
 		echo "  $(INSTALL) $$img -> $(INSTALL_IMAGES)"; \
@@ -227,6 +289,10 @@ install: all $(IMAGE_INFO)
 
 uninstall:
 	rm -f '$(INSTALL_BIN)/husk' '$(INSTALL_MAN1)/husk.1' '$(INSTALL_BASHCOMP)/husk'
+	rm -f '$(INSTALL_LIB)/libhusk.so.$(LIB_VERSION)' '$(INSTALL_LIB)/$(LIB_SONAME)' '$(INSTALL_LIB)/libhusk.so' \
+		'$(INSTALL_LIB)/libhusk.a' '$(INSTALL_INCLUDE)/husk.h' '$(INSTALL_PC)/husk.pc'
+	rm -rf '$(INSTALL_PY)'
+	@if [ -z '$(DESTDIR)' ]; then ldconfig; fi
 	@set -e; for name in $(IMAGE_NAMES); do \
 		for f in $$name $$name.info $$name.disk $$name.env; do \
 			rm -f '$(INSTALL_IMAGES)/'$$f; \

@@ -12,6 +12,7 @@
 #include "husk/boot_tree.h"
 #include "net/net_config.h"
 #include "options.h"
+#include "option_table.h"
 #include "policy.h"
 
 void options_help(void)
@@ -161,42 +162,6 @@ static double parse_seconds(const char *s)
 	return v;
 }
 
-static const struct option longopts[] = {
-	{ "memory", required_argument, 0, 'm' },
-	{ "timeout", required_argument, 0, 't' },
-	{ "env", required_argument, 0, 'e' },
-	{ "cpu-time", required_argument, 0, 'C' },
-	{ "output-limit", required_argument, 0, 'O' },
-	{ "ro", required_argument, 0, 'R' },
-	{ "workdir", required_argument, 0, 'w' },
-	{ "disk", required_argument, 0, 'D' },
-	{ "policy", required_argument, 0, 'p' },
-	{ "audit", required_argument, 0, 'A' },
-	{ "stats", no_argument, 0, 's' },
-	{ "open-files", required_argument, 0, 'F' },
-	{ "pids", required_argument, 0, 'T' },
-	{ "no-pvm", no_argument, 0, 'P' },
-	{ "cold", no_argument, 0, 'k' },
-	{ "no-namespaces", no_argument, 0, 'N' },
-	{ "syscalls", no_argument, 0, 'S' },
-	{ "kernel-selftest", no_argument, 0, 'K' },
-	{ "allow-net", required_argument, 0, 'a' },
-	{ "deny-net", required_argument, 0, 'd' },
-	{ "net-dns", required_argument, 0, 'n' },
-	{ "net-host", required_argument, 0, 'H' },
-	{ "net-no-name-check", no_argument, 0, 'c' },
-	{ "net-loopback", no_argument, 0, 'L' },
-	{ "net-max-open", required_argument, 0, 'o' },
-	{ "net-max-connects", required_argument, 0, 'x' },
-	{ "net-max-denials", required_argument, 0, 'y' },
-	{ "net-max-bytes", required_argument, 0, 'b' },
-	{ "net-max-rate", required_argument, 0, 'r' },
-	{ "net-max-resolves", required_argument, 0, 'q' },
-	{ "image", required_argument, 0, 'i' },
-	{ "help", no_argument, 0, 'h' },
-	{ "version", no_argument, 0, 'V' },
-	{ 0, 0, 0, 0 },
-};
 
 /* --deny-net ENTRY is the entry "!ENTRY". */
 static char *deny_entry(const char *e)
@@ -227,7 +192,7 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 	optind = 0;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:m:t:e:w:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:m:t:e:w:hV", husk_run_options, NULL)) != -1) {
 		switch (c) {
 		case 'm': t->memory = parse_memory(optarg); break;
 		case 'R': t->ro[t->nro++] = optarg; break;

@@ -4,9 +4,7 @@
 #define HUSK_OPTIONS_H
 #include <stdint.h>
 
-#ifndef HUSK_VERSION
-#define HUSK_VERSION "0.1.0"
-#endif
+#include "version.h"
 /* --pids: threads and processes alive at once in the guest (the default,
  * HUSK_PIDS_DEFAULT, is the boot tree's: husk/boot_tree.h). */
 #define HUSK_PIDS_MAX 4096

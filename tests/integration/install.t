@@ -7,7 +7,7 @@
 # make from rebuilding anything here, so the test stays quick.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 14
+plan 16
 unset HUSK_IMAGES
 DEST=$TMP/dest
 inst() { make -C "$ROOT" -o all "$@" DESTDIR="$DEST" PREFIX=/usr > "$TMP/make.log" 2>&1; }
@@ -18,8 +18,8 @@ is "$st" 0 "make install DESTDIR=... PREFIX=/usr succeeds"
 [ "$st" -eq 0 ] || sed 's/^/# /' "$TMP/make.log"
 
 is "$(cd "$DEST" && find . \( -type f -o -type l \) | sort | tr '\n' ' ')" \
-	"./usr/bin/husk ./usr/lib/husk/lua ./usr/lib/husk/lua.info ./usr/lib/husk/python ./usr/lib/husk/python.disk ./usr/lib/husk/python.env ./usr/lib/husk/python.info ./usr/share/bash-completion/completions/husk ./usr/share/man/man1/husk.1 " \
-	"exactly husk, the images (no staging dirs or stdlib zip), the man page and the completion"
+	"./usr/bin/husk ./usr/include/husk.h ./usr/lib/husk/lua ./usr/lib/husk/lua.info ./usr/lib/husk/python ./usr/lib/husk/python.disk ./usr/lib/husk/python.env ./usr/lib/husk/python.info ./usr/lib/libhusk.a ./usr/lib/libhusk.so ./usr/lib/libhusk.so.0 ./usr/lib/libhusk.so.0.1.0 ./usr/lib/pkgconfig/husk.pc ./usr/lib/python3/dist-packages/husk/__init__.py ./usr/lib/python3/dist-packages/husk/_lib.py ./usr/lib/python3/dist-packages/husk/husk.h ./usr/lib/python3/dist-packages/husk/py.typed ./usr/share/bash-completion/completions/husk ./usr/share/man/man1/husk.1 " \
+	"exactly husk, the images (no staging dirs or stdlib zip), libhusk, its header, pkg-config file and Python package, the man page and the completion"
 [ -x "$DEST/usr/bin/husk" ] && [ -x "$DEST/usr/lib/husk/lua" ] && [ -x "$DEST/usr/lib/husk/python" ] &&
 	[ ! -x "$DEST/usr/lib/husk/python.disk" ]
 ok $? "programs are executable, data files are not"
@@ -31,6 +31,29 @@ is "$(cd / && "$H" run python3 -c 'import sys; print(6 * 7, sys.version_info[0])
 	"installed husk runs python3 -c ... from /"
 is "$(cd / && "$H" images | awk 'NR > 1 {print $1, $2}' | tr '\n' ' ')" "lua lua5.4 python python3,python3.11 " \
 	"installed husk images lists lua and python with their aliases"
+
+# The installed library finds the installed husk beside it (LIBDIR/../bin),
+# from C through pkg-config and from Python, with no HUSK_BIN.
+cat >"$TMP/use.c" <<'C'
+#include <husk.h>
+#include <stdio.h>
+int main(void)
+{
+	struct husk_error e;
+	husk_config *c = husk_config_new("lua");
+	husk_config_arg(c, "-e", &e);
+	husk_config_arg(c, "print(6 * 7)", &e);
+	husk_result *r = husk_run(c, &e);
+	printf("%s", r ? (const char *)husk_result_output(r, 1, NULL) : e.message);
+	return 0;
+}
+C
+PKG_CONFIG_PATH=$DEST/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST cc -o "$TMP/use" "$TMP/use.c" \
+	$(PKG_CONFIG_PATH=$DEST/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST pkg-config --cflags --libs husk)
+is "$(unset HUSK_BIN; LD_LIBRARY_PATH=$DEST/usr/lib "$TMP/use")" "42" "a C program built with pkg-config's flags runs lua through the installed libhusk"
+is "$(cd / && unset HUSK_BIN; HUSK_LIBRARY=$DEST/usr/lib/libhusk.so.0 PYTHONPATH=$DEST/usr/lib/python3/dist-packages \
+	/usr/bin/python3 -c 'import husk; print(husk.run("lua", ["-e", "print(6 * 7)"]).stdout.decode().strip())')" "42" \
+	"the installed Python package runs it too"
 
 # The man page.
 LC_ALL=C MANWIDTH=80 man --warnings -l "$DEST/usr/share/man/man1/husk.1" > "$TMP/man" 2> "$TMP/man.err"
@@ -44,8 +67,8 @@ COMP=$DEST/usr/share/bash-completion/completions/husk
 bash -n "$COMP"
 ok $? "the completion file is valid bash"
 comp() { # comp LINE: what the completion offers for LINE
-	PATH=$DEST/usr/bin:$PATH bash -c '. "$1"; COMP_LINE=$2; COMP_POINT=${#2}; _husk husk; printf "%s\n" "${COMPREPLY[@]}"' \
-		sh "$COMP" "$1" | sort | tr '\n' ' '
+	(cd "$TMP" && PATH=$DEST/usr/bin:$PATH bash -c '. "$1"; COMP_LINE=$2; COMP_POINT=${#2}; _husk husk; printf "%s\n" "${COMPREPLY[@]}"' \
+		sh "$COMP" "$1") | sort | tr '\n' ' '
 }
 is "$(comp 'husk po')" "policy " "it completes commands"
 is "$(comp 'husk run py')" "python python3 python3.11 " "it completes image names and aliases"

@@ -2,8 +2,8 @@
 # The VMM library, shared by the top Makefile, tests/Makefile and
 # tests/fuzz/Makefile (each includes this file).
 # The VMM minus its main(): every .c under vmm/ and the ELF loader, one list
-# for the program (build/libhusk.a), the unit tests (build/tests/libhusk-san.a)
-# and the fuzzers (build/fuzz/libhusk-fuzz.a).  Paths are relative to the top.
+# for the program (build/libvmm.a), the unit tests (build/tests/libvmm-san.a)
+# and the fuzzers (build/fuzz/libvmm-fuzz.a).  Paths are relative to the top.
 HUSK_ROOT := $(patsubst %/mk/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 HUSK_SRC_PREFIX := $(if $(filter $(CURDIR),$(HUSK_ROOT)),,$(HUSK_ROOT)/)
 HUSK_LIB_SRC := $(filter-out vmm/main.c,$(patsubst $(HUSK_ROOT)/%,%,\

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* lib_runs N HUSK PROGRAM [ARGS...]: N runs of PROGRAM through libhusk
+ * (husk_run) and N through the command line (posix_spawn of HUSK run, as a
+ * shell would, stdout to /dev/null), in turns, from this one process;
+ * prints "p50_us p99_us" for each, the library's line first.  Any run that
+ * fails fails the benchmark. */
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "husk.h"
+
+extern char **environ;
+
+static double now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void print(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp);
+	printf("%.0f %.0f\n", v[n / 2], v[(int)(n * 0.99)]);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: lib_runs N HUSK PROGRAM [ARGS...]\n");
+		return 2;
+	}
+	int n = atoi(argv[1]);
+	double *lib = calloc(n, sizeof *lib), *cli = calloc(n, sizeof *cli);
+	struct husk_error err;
+	husk_config *c = husk_config_new(argv[3]);
+	husk_config_husk_path(c, argv[2], &err);
+	for (int i = 4; i < argc; i++)
+		husk_config_arg(c, argv[i], &err);
+	char **cmd = calloc(argc + 2, sizeof *cmd);
+	cmd[0] = argv[2], cmd[1] = "run";
+	for (int i = 3; i < argc; i++)
+		cmd[i - 1] = argv[i];
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	for (int i = 0; i < n; i++) {
+		double t = now_us();
+		husk_result *r = husk_run(c, &err);
+		lib[i] = now_us() - t;
+		if (!r || husk_result_status(r)) {
+			fprintf(stderr, "lib_runs: a library run failed: %s\n", r ? husk_result_reason(r) : err.message);
+			return 1;
+		}
+		husk_result_free(r);
+		t = now_us();
+		pid_t pid;
+		int st;
+		if (posix_spawn(&pid, cmd[0], &fa, NULL, cmd, environ) || waitpid(pid, &st, 0) < 0 || st) {
+			fprintf(stderr, "lib_runs: a command-line run failed\n");
+			return 1;
+		}
+		cli[i] = now_us() - t;
+	}
+	print(lib, n);
+	print(cli, n);
+	husk_config_free(c);
+	return 0;
+}
