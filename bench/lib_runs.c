@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* lib_runs N HUSK PROGRAM [ARGS...]: N runs of PROGRAM through libhusk
- * (husk_run) and N through the command line (posix_spawn of HUSK run, as a
- * shell would, stdout to /dev/null), in turns, from this one process;
- * prints "p50_us p99_us" for each, the library's line first.  Any run that
- * fails fails the benchmark. */
+ * (husk_run), N through the command line (posix_spawn of HUSK run, as a
+ * shell would, stdout to /dev/null) and N through the command line with
+ * --audit (the record the library reads for its result), in turns, from
+ * this one process; prints "p50_us p99_us" for each, in that order.  Any
+ * run that fails fails the benchmark. */
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -41,16 +42,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int n = atoi(argv[1]);
-	double *lib = calloc(n, sizeof *lib), *cli = calloc(n, sizeof *cli);
+	double *lib = calloc(n, sizeof *lib), *cli = calloc(n, sizeof *cli), *aud = calloc(n, sizeof *aud);
 	struct husk_error err;
 	husk_config *c = husk_config_new(argv[3]);
 	husk_config_husk_path(c, argv[2], &err);
 	for (int i = 4; i < argc; i++)
 		husk_config_arg(c, argv[i], &err);
-	char **cmd = calloc(argc + 2, sizeof *cmd);
-	cmd[0] = argv[2], cmd[1] = "run";
+	char **cmd = calloc(argc + 2, sizeof *cmd), **acmd = calloc(argc + 4, sizeof *acmd);
+	char audit[64];
+	snprintf(audit, sizeof audit, "/dev/shm/lib_runs-%d", (int)getpid());
+	cmd[0] = acmd[0] = argv[2], cmd[1] = acmd[1] = "run";
+	acmd[2] = "--audit", acmd[3] = audit;
 	for (int i = 3; i < argc; i++)
-		cmd[i - 1] = argv[i];
+		cmd[i - 1] = acmd[i + 1] = argv[i];
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
@@ -71,9 +75,17 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		cli[i] = now_us() - t;
+		t = now_us();
+		if (posix_spawn(&pid, acmd[0], &fa, NULL, acmd, environ) || waitpid(pid, &st, 0) < 0 || st) {
+			fprintf(stderr, "lib_runs: a command-line run with --audit failed\n");
+			return 1;
+		}
+		aud[i] = now_us() - t;
+		unlink(audit);
 	}
 	print(lib, n);
 	print(cli, n);
+	print(aud, n);
 	husk_config_free(c);
 	return 0;
 }

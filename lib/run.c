@@ -117,18 +117,29 @@ static int add_fd(posix_spawn_file_actions_t *fa, int fd, int target)
 	return posix_spawn_file_actions_adddup2(fa, fd, target);
 }
 
+/* Where the audit file goes: $TMPDIR, else /dev/shm (memory: creating and
+ * removing a file on /tmp's disk file system cost ~0.1 ms a run here), else
+ * /tmp. */
+static const char *temp_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (tmp && tmp[0])
+		return tmp;
+	return access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+}
+
 static int start(const husk_config *c, struct spawn *sp, struct husk_error *err)
 {
 	*sp = (struct spawn){ .pid = -1, .in = -1, .out = { -1, -1, -1 }, .audit = -1 };
 	int theirs[3] = { -1, -1, -1 };
-	const char *tmp = getenv("TMPDIR");
-	snprintf(sp->audit_path, sizeof sp->audit_path, "%s/husk-audit-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+	const char *tmp = temp_dir();
+	snprintf(sp->audit_path, sizeof sp->audit_path, "%s/husk-audit-XXXXXX", tmp);
 	sp->audit = mkostemp(sp->audit_path, O_CLOEXEC);
 	if (sp->audit < 0) {
 		int e = errno;
 		sp->audit_path[0] = 0;
-		return husk_lib_fail(err, HUSK_E_SYSTEM, e, "cannot make a temporary audit file in %s: %s",
-				 tmp && tmp[0] ? tmp : "/tmp", strerror(e));
+		return husk_lib_fail(err, HUSK_E_SYSTEM, e, "cannot make a temporary audit file in %s: %s", tmp,
+				     strerror(e));
 	}
 	int e = 0;
 	if (c->stdin_mode != STDIN_FD) { /* bytes, or none: a socket whose other end is closed (no /dev/null needed) */
