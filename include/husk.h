@@ -26,9 +26,23 @@ extern "C" {
 /* The ABI's version: the shared library is libhusk.so.HUSK_ABI_VERSION. */
 #define HUSK_ABI_VERSION 0
 
+/* husk's own exit statuses (husk run: the program's status otherwise, or
+ * 128 + the signal that killed it).  vmm/exit_codes.h is these. */
+enum husk_exit_status {
+	HUSK_EXIT_INTERNAL = 120,    /* husk or KVM failed on the host */
+	HUSK_EXIT_GUEST_ERROR = 121, /* the guest broke the device protocol */
+	HUSK_EXIT_PANIC = 122,       /* the guest kernel panicked or crashed */
+	HUSK_EXIT_WORKDIR = 123,     /* the workdir could not be written back (fully) */
+	HUSK_EXIT_TIMEOUT = 124,     /* the timeout expired */
+	HUSK_EXIT_USAGE = 125,       /* bad option, policy, image, program; no /dev/kvm */
+	HUSK_EXIT_CPU = 152,         /* the CPU-time limit: 128 + SIGXCPU */
+	HUSK_EXIT_OUTPUT = 153       /* the output limit: 128 + SIGXFSZ */
+};
+
 /* What went wrong when a call failed.  code: HUSK_E_* below, or for
  * HUSK_E_HUSK the exit status of husk itself (125: a bad option, policy,
- * program or no /dev/kvm; 120: husk or KVM failed on the host). */
+ * program or no /dev/kvm; 120: husk or KVM failed on the host: the
+ * HUSK_EXIT_* above). */
 enum husk_error_code {
 	HUSK_E_NONE = 0,
 	HUSK_E_INVALID = 1, /* a bad argument to the library (unknown option, NULL, ...) */

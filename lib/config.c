@@ -12,8 +12,6 @@
 /* Set through their own calls, or the library's to give: not by name. */
 static const char *const not_by_name[] = { "env", "ro", "workdir", "audit", "stats", "help", "version",
 					   "kernel-selftest" };
-/* Options husk takes more than once, each adding an entry. */
-static const char *const lists[] = { "allow-net", "deny-net", "net-host" };
 
 static int in(const char *name, const char *const *set, size_t n)
 {
@@ -146,7 +144,7 @@ int husk_config_set(husk_config *c, const char *option, const char *value, struc
 		return husk_lib_fail(err, HUSK_E_INVALID, 0, "option '%s' needs a value", option);
 	if (o->has_arg == no_argument && value)
 		return husk_lib_fail(err, HUSK_E_INVALID, 0, "option '%s' takes no value", option);
-	return put_option(c, option, value, in(option, lists, sizeof lists / sizeof *lists), err);
+	return put_option(c, option, value, husk_option_repeats(option), err);
 }
 
 int husk_config_ro(husk_config *c, const char *name, const char *dir, struct husk_error *err)

@@ -49,3 +49,14 @@ const struct option *husk_option_find(const char *name)
 			return o;
 	return NULL;
 }
+
+/* Options given more than once add an entry each (options.c appends them);
+ * any other's last value holds. */
+int husk_option_repeats(const char *name)
+{
+	static const char *const lists[] = { "env", "ro", "allow-net", "deny-net", "net-host" };
+	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+		if (!strcmp(name, lists[i]))
+			return 1;
+	return 0;
+}

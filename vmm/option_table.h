@@ -8,4 +8,7 @@ extern const struct option husk_run_options[];
 
 /* The option of that long name, or NULL. */
 const struct option *husk_option_find(const char *name);
+
+/* 1 if each use of the option adds an entry (-e, --ro, --allow-net ...). */
+int husk_option_repeats(const char *name);
 #endif

@@ -29,9 +29,8 @@ __all__ = [
     "StartError", "StoppedError", "TaskError", "version",
 ]
 
-# husk's own exit statuses (vmm/exit_codes.h).
-EXIT_INTERNAL = 120
-EXIT_USAGE = 125
+# husk's own exit statuses (husk.h's enum husk_exit_status).
+EXIT_USAGE = lib.HUSK_EXIT_USAGE
 
 
 class HuskError(Exception):
