@@ -5,23 +5,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include "audit.h"
 #include "errmsg.h"
 #include "policy.h"
 
-static void emit(int fd, json_t *event)
+/* The run's id in every record: runs appending to one file at once stay
+ * apart (husk audit show groups by it). */
+static char run_id[17];
+
+void audit_line(int fd, json_t *record)
 {
-	char *line = json_dumps(event, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(event);
+	if (!record)
+		return;
+	if (run_id[0])
+		json_object_set_new(record, "run", json_string(run_id));
+	char *line = json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(record);
 	if (!line)
 		return;
-	size_t n = strlen(line);
-	line[n] = '\n'; /* json_dumps leaves room: the terminating NUL becomes the newline */
-	ssize_t k = write(fd, line, n + 1);
-	(void)k;
+	struct iovec v[2] = { { line, strlen(line) }, { "\n", 1 } };
+	if (writev(fd, v, 2) < 0) {
+		/* the record's reader is gone: the run goes on */
+	}
 	free(line);
+}
+
+static void emit(int fd, json_t *event)
+{
+	audit_line(fd, event);
 }
 
 static double now_s(void)
@@ -39,6 +54,11 @@ int audit_open(const struct options *o, int *fd, char *err, size_t errlen)
 	*fd = open(o->audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (*fd < 0)
 		return errmsg_errno(err, errlen, "cannot open the audit file %s", o->audit);
+	uint8_t r[8];
+	if (getrandom(r, sizeof r, 0) != sizeof r)
+		return errmsg_errno(err, errlen, "getrandom");
+	for (size_t i = 0; i < sizeof r; i++)
+		snprintf(run_id + 2 * i, 3, "%02x", r[i]);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #define HUSK_AUDIT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include "husk/abi.h"
 #include "sandbox/isolate.h"
 #include "options.h"
@@ -46,7 +47,15 @@ struct run_record {
  * the file in *fd (-1 without --audit), or -1 with a reason in err. */
 int audit_open(const struct options *o, int *fd, char *err, size_t errlen);
 /* The start record, with the isolation the VMM got. */
+/* One record (taken) as a line of JSON, marked with the run's id, in one
+ * writev (the network broker writes its records with it too: its filter
+ * allows writev, and dprintf would fstat). */
+void audit_line(int fd, json_t *record);
+
 void audit_start(int fd, const struct options *o, const struct isolation *iso, const char *image_digest);
 void audit_end(int fd, const struct run_record *r, const struct husk_report *guest);
+
+/* husk audit show FILE [--run N] (audit_show.c); returns husk's status. */
+int audit_show_command(int argc, char **argv);
 void stats_print(const struct run_record *r);
 #endif

@@ -536,6 +536,33 @@ static void go_on_from_ready(struct session *s)
 	describe_machine(s, 0);
 }
 
+/* After a snapshot's build the guest has run, and KVM has started a worker
+ * that shares this process's file-system context (the NX huge page recovery
+ * task, made at the first KVM_RUN): while it lives the VMM cannot join the
+ * kept mount namespace (setns: EINVAL; isolate_root) and would run in the
+ * host's root.  So the run goes on in a new VM, as every later run does:
+ * restored from the snapshot just saved, or booted afresh. */
+static void go_on_in_new_vm(struct session *s)
+{
+	char err[512] = "";
+	vm_destroy(&s->vm);
+	create_vm(s);
+	if (s->snap_saved) {
+		if (snapshot_reopen(&s->snap, err, sizeof err) == 0) {
+			if (restore(s) == 0) { /* else restore said why */
+				s->snap_use = SNAPSHOT_RESTORE;
+				return;
+			}
+			vm_destroy(&s->vm);
+			create_vm(s);
+		} else {
+			fprintf(stderr, "husk: snapshot %s: %s; booting afresh\n", s->snap.name, err);
+		}
+	}
+	cold_boot(s, 0);
+	s->snap_use = SNAPSHOT_NONE;
+}
+
 /* The VM, ready to run: from a snapshot when there is one for this boot,
  * else booted afresh (and saved at its snapshot point when it is the first
  * of its kind). */
@@ -558,10 +585,8 @@ static void boot(struct session *s)
 		s->snap_use = SNAPSHOT_NONE;
 	} else if (s->snap_use == SNAPSHOT_BUILD) {
 		cold_boot(s, s->snap_boot.level);
-		if (build_snapshot(s, s->snap_boot.level)) {
-			cold_boot_again(s);
-			s->snap_use = SNAPSHOT_NONE;
-		}
+		build_snapshot(s, s->snap_boot.level);
+		go_on_in_new_vm(s);
 	} else if (s->snap_use == SNAPSHOT_NONE) {
 		cold_boot(s, 0);
 	}
@@ -678,7 +703,7 @@ static int report(struct session *s, int status)
 	rec.status = status = writeback_finish(&s->wb, &s->disks, status, &wst);
 	phase_done(s, PHASE_WRITTEN_BACK);
 	memcpy(rec.phase_s, s->phase_s, sizeof rec.phase_s);
-	rec.start = s->snap_use == SNAPSHOT_RESTORE ? "snapshot" : s->snap_saved ? "cold, snapshot saved" : "cold";
+	rec.start = s->snap_saved ? "cold, snapshot saved" : s->snap_use == SNAPSHOT_RESTORE ? "snapshot" : "cold";
 	rec.snapshot = s->snap_use == SNAPSHOT_RESTORE || s->snap_saved ? s->snap.name : NULL;
 	disks_release(&s->disks);
 	record_writeback(&rec, &wst);
@@ -790,6 +815,8 @@ int main(int argc, char **argv)
 		return images_command(argc, argv);
 	if (!strcmp(argv[1], "cache"))
 		return cache_command(argc, argv);
+	if (!strcmp(argv[1], "audit"))
+		return audit_show_command(argc, argv);
 	if (!strcmp(argv[1], "writeback")) {
 		if (argc != 4)
 			usage_error("usage: husk writeback IMAGE DIR (an image kept by a write-back that failed)");

@@ -7,7 +7,7 @@
 # policy key; husk snapshot build/ls/rm.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 85
+plan 86
 
 export HUSK_CACHE=$TMP/cache
 unset HUSK_COLD
@@ -17,9 +17,14 @@ start() { sed -n 's/^husk: start: \([^(]*\).*/\1/p' "$1" | sed 's/ *$//'; }
 snapfile() { ls "$SNAPS"/"$1"-*.snap 2>/dev/null | head -n 1; }
 
 # --- the first run builds, the next restores --------------------------------
-got=$("$HUSK" run --stats python -c 'print(1+1)' 2>"$TMP/err")
+got=$("$HUSK" run --stats --audit "$TMP/first.jsonl" python -c 'print(1+1)' 2>"$TMP/err")
 is "$got" "2" "the first run of python prints 2"
 is "$(start "$TMP/err")" "cold, snapshot saved" "the first run boots afresh and saves the snapshot"
+# Its guest ran before the VMM confined itself; the run must still get the
+# empty root (a VM that has run has a KVM worker sharing husk's fs context,
+# and such a process cannot join a mount namespace: main.c, go_on_in_new_vm).
+grep -q '"empty_root":true' "$TMP/first.jsonl" && ! grep -q '"missing"' "$TMP/first.jsonl"
+ok $? "the run that built the snapshot is isolated as every run (mount namespace, empty root)"
 f=$(snapfile python)
 ok "$([ -f "$f" ]; echo $?)" "the snapshot is in the cache's snapshots/"
 is "$(stat -c %a "$f")" "600" "it is readable by its owner only"

@@ -367,6 +367,16 @@ int snapshot_save(struct snapshot_run *r, struct vm *v, struct snapshot_state *s
 	return 0;
 }
 
+int snapshot_reopen(struct snapshot_run *r, char *err, size_t errlen)
+{
+	snapshot_close(&r->snap);
+	if (snapshot_open(r->dir, r->name, r->mac_key, &r->key, &r->snap, err, errlen) == 0)
+		return 0;
+	if (!err[0])
+		snprintf(err, errlen, "it is gone");
+	return -1;
+}
+
 void snapshot_discard(struct snapshot_run *r)
 {
 	if (r->dir >= 0)

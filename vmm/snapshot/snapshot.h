@@ -71,6 +71,9 @@ void snapshot_record_working_set(struct snapshot_run *r, const struct guest_mem 
 /* The save of v, stopped at its snapshot point; st: the devices' state and
  * the program's, filled by the caller (the vCPU's is taken here). */
 int snapshot_save(struct snapshot_run *r, struct vm *v, struct snapshot_state *st, char *err, size_t errlen);
+/* The snapshot just saved, opened as a run that restores it opens it (its
+ * digest checked).  0, or -1 with a reason. */
+int snapshot_reopen(struct snapshot_run *r, char *err, size_t errlen);
 /* A snapshot that failed to restore or build: removed, so the next run
  * builds it again. */
 void snapshot_discard(struct snapshot_run *r);
