@@ -419,6 +419,36 @@ static int stopped(const struct run_limits *lim)
 	}
 }
 
+/* A time or CPU limit ends the program as SIGKILL would, inside the guest:
+ * the guest kernel then writes what its file systems hold (the program's
+ * last writes wait in its cache until a sync: a file written and closed
+ * before the limit must come back), and exits.  It gets this long to; then,
+ * or if it does not cooperate, it is stopped as it is. */
+#define FINISH_GRACE_NS 500000000ll
+
+static int64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+/* The stop asked for now ends the run (its status), or -1: the guest is
+ * given its grace to finish (*finish_by set). */
+static int stop_or_finish(const struct run_limits *lim, int64_t *finish_by, int *finish_status)
+{
+	enum stop_reason r = stop_requested();
+	if (*finish_by)
+		return mono_ns() >= *finish_by ? *finish_status : -1;
+	if ((r != STOP_TIMEOUT && r != STOP_CPU) || until_ready)
+		return stopped(lim);
+	*finish_status = stopped(lim);
+	*finish_by = mono_ns() + FINISH_GRACE_NS;
+	stop_finish(FINISH_GRACE_NS / 1000000); /* the devices serve it meanwhile */
+	__atomic_or_fetch(&host_signals, 1 << (SIGKILL - 1), __ATOMIC_SEQ_CST);
+	return -1;
+}
+
 int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *lim, int syscall_stats,
 	      struct husk_report *rep)
 {
@@ -430,11 +460,11 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 		arm_timeout(timeout_s);
 	int status = -1;
 	int copied = 0; /* *rep is the report as the guest left it: no KVM_RUN since */
+	int64_t finish_by = 0; /* a limit was reached: the guest's time to finish */
+	int finish_status = 0;
 	while (status < 0) {
-		if (stop_requested()) {
-			status = stopped(lim);
+		if (stop_requested() && (status = stop_or_finish(lim, &finish_by, &finish_status)) >= 0)
 			break;
-		}
 		const char *err = NULL;
 		if (take_events(v, dev, &err)) {
 			fprintf(stderr, "husk: guest misbehaved: %s; run stopped\n", err);
@@ -442,6 +472,8 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 			break;
 		}
 		copied = 0;
+		if (finish_by) /* the limit's timer signal stops KVM_RUN again (REPEAT) */
+			run->immediate_exit = 0;
 		if (ioctl(v->vcpu, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -451,7 +483,12 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 		}
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
-			status = handle_port(v, dev, rep);
+			if (finish_by && (run->io.port == HUSK_PORT_EXIT || run->io.port == HUSK_PORT_FAULT)) {
+				copy_report(v, rep); /* finished: the run ended by its limit */
+				status = finish_status;
+			} else {
+				status = handle_port(v, dev, rep);
+			}
 			copied = 1;
 			break;
 		case KVM_EXIT_MMIO:

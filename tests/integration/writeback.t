@@ -6,7 +6,7 @@
 # which paths failed, exits 123 and keeps the program's files for a retry.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 41
+plan 46
 export TMPDIR="$TMP/tmpdir"
 mkdir -p "$TMPDIR"
 [ "$(id -u)" = 0 ] || { echo "Bail out! these tests mount file systems: run them as root"; exit 1; }
@@ -146,4 +146,22 @@ while [ $i -lt 600 ] && pgrep -f "husk run -w $C" >/dev/null; do sleep 0.1; i=$(
 ! pgrep -f "husk run -w $C" >/dev/null; ok $? "no husk process is left after Ctrl-C during the write-back"
 [ -z "$(ls -A "$TMPDIR" | grep husk-workdir)" ]; ok $? "no workdir image is left in TMPDIR"
 is "$(wc -c < "$C/big.bin")" 629145600 "the write-back under way was finished"
+# A limit ends the program as SIGKILL would, inside the guest: what it wrote
+# and closed before comes back (the guest kernel writes its cache first; a
+# killed VM would lose it).  Then the run's status is the limit's.
+L=$TMP/limit-wd
+mkdir "$L"
+"$HUSK" run -w "$L" --timeout 1 python -c '
+with open("done.csv", "w") as f: f.write("a,b\n1,2\n")
+import os; os.mkdir("sub"); open("sub/x", "w").close()
+while True: pass' >/dev/null 2>"$TMP/limit.err"
+is "$?:$(cat "$L/done.csv" 2>/dev/null | tr '\n' '|')" "124:a,b|1,2|" "a file closed before a timeout comes back; the status is the timeout's"
+[ -f "$L/sub/x" ]; ok $? "... and a directory and an empty file made before it"
+grep -q 'timed out after 1 s' "$TMP/limit.err"; ok $? "... and husk says it timed out"
+"$HUSK" run -w "$L" --cpu-time 1 lua -e 'local f = io.open("cpu.txt", "w"); f:write("before the limit"); f:close(); while true do end' >/dev/null 2>&1
+is "$?:$(cat "$L/cpu.txt" 2>/dev/null)" "152:before the limit" "the same at the CPU-time limit (152)"
+t0=$(date +%s%N)
+"$HUSK" run -w "$L" --timeout 0.5 --cold python -c 'import time; time.sleep(100)' >/dev/null 2>&1
+t=$((($(date +%s%N) - t0) / 1000000))
+[ "$t" -lt 1500 ]; ok $? "a timeout while the program sleeps still ends the run at once ($t ms for 0.5 s)"
 done_testing

@@ -14,7 +14,7 @@
 static int write_all(struct console *c, const uint8_t *p, size_t n)
 {
 	while (n && !c->out_closed) {
-		if (stop_requested())
+		if (stop_now())
 			return -1;
 		ssize_t k = write(c->out_fd, p, n);
 		if (k > 0) {

@@ -24,7 +24,7 @@ int virtio_mmio_serve(struct virtio_mmio *d, int qi, virtio_serve_fn *serve, con
 	struct virtq *q = &d->q[qi];
 	/* What was pending at the notify, and nothing after a stop request. */
 	int r = virtq_begin(q, err);
-	while (r > 0 && !stop_requested() && (r = virtq_pop(q, d->mem, &d->chain, err)) == 1) {
+	while (r > 0 && !stop_now() && (r = virtq_pop(q, d->mem, &d->chain, err)) == 1) {
 		long n = serve(d->priv, &d->chain, err);
 		if (n < 0 || virtq_push(q, d->chain.head, (uint32_t)n, err))
 			return -1;

@@ -51,7 +51,7 @@ static long transmit(void *priv, struct virtq_chain *c, const char **err)
 			n->sent++;
 			break;
 		}
-		if (w < 0 && (errno == EINTR || errno == EAGAIN) && !stop_requested())
+		if (w < 0 && (errno == EINTR || errno == EAGAIN) && !stop_now())
 			host_fd_wait(n->broker_fd, 1, 100);
 		else if (w < 0 && (errno == EINTR || errno == EAGAIN))
 			break; /* the run is ending */

@@ -226,7 +226,7 @@ static int receive(int sock, int *fd, uint32_t *count)
 	union fds_msg u;
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
 	ssize_t k;
-	while ((k = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR && !stop_requested())
+	while ((k = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR && !stop_now())
 		;
 	*count = 0;
 	struct cmsghdr *c = k == sizeof a ? CMSG_FIRSTHDR(&msg) : NULL;
@@ -251,7 +251,7 @@ static int ask(int sock, uint32_t disk, uint32_t file, uint32_t want, int *fd, u
 {
 	struct request rq = { disk, file, want };
 	ssize_t k;
-	while ((k = write(sock, &rq, sizeof rq)) < 0 && errno == EINTR && !stop_requested())
+	while ((k = write(sock, &rq, sizeof rq)) < 0 && errno == EINTR && !stop_now())
 		;
 	if (k != sizeof rq)
 		return -EIO;

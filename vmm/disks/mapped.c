@@ -19,7 +19,7 @@ size_t mapped_dirty_bytes(uint64_t bytes)
 int mapped_transfer(int fd, int writing, char *p, size_t n, off_t *pos)
 {
 	while (n) {
-		if (stop_requested())
+		if (stop_now())
 			return -1;
 		size_t step = n < IO_CHUNK ? n : IO_CHUNK;
 		ssize_t k = writing ? pwrite(fd, p, step, *pos) : pread(fd, p, step, *pos);

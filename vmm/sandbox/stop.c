@@ -4,6 +4,8 @@
 #include "sandbox/stop.h"
 
 static volatile sig_atomic_t reason;
+static long long finish_by_ms; /* a stop the guest is given until then to finish (stop_finish) */
+static long long monotonic_ms(void);
 
 void stop_request(enum stop_reason r)
 {
@@ -19,6 +21,7 @@ enum stop_reason stop_requested(void)
 void stop_reset(void)
 {
 	reason = STOP_NONE;
+	finish_by_ms = 0;
 }
 
 static long long monotonic_ms(void)
@@ -39,4 +42,14 @@ int stop_signal_again(int sig)
 		return 0;
 	}
 	return monotonic_ms() - first_ms[sig] >= STOP_REPEAT_MS;
+}
+
+void stop_finish(long long grace_ms)
+{
+	finish_by_ms = monotonic_ms() + grace_ms;
+}
+
+int stop_now(void)
+{
+	return reason != STOP_NONE && (!finish_by_ms || monotonic_ms() >= finish_by_ms);
 }

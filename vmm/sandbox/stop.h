@@ -10,6 +10,14 @@ enum stop_reason { STOP_NONE, STOP_TIMEOUT, STOP_CPU, STOP_PIPE, STOP_OUTPUT };
 
 void stop_request(enum stop_reason r);
 enum stop_reason stop_requested(void);
+/* The stop requested is one the guest may finish first (a time limit: it
+ * writes its file systems' caches, run.c): until grace_ms from now the
+ * devices go on serving it. */
+void stop_finish(long long grace_ms);
+/* Whether device work must end now: a stop was requested, and it is not
+ * one being finished, or its grace is over.  (What the devices ask; the
+ * run itself asks stop_requested.) */
+int stop_now(void);
 /* Forgets the request: for code that drives the devices over and over in
  * one process (the fuzz targets). */
 void stop_reset(void);
