@@ -6,6 +6,7 @@
 #ifndef HUSK_AUDIT_H
 #define HUSK_AUDIT_H
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <jansson.h>
 #include "husk/abi.h"
@@ -57,5 +58,10 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *gue
 
 /* husk audit show FILE [--run N] (audit_show.c); returns husk's status. */
 int audit_show_command(int argc, char **argv);
+/* The runs of the audit records in f (named name), or run want alone (0:
+ * all; from 1, or -1 for the last) on stdout; *skipped: the lines that were
+ * not records.  0, or -1 with a reason in err (no records, no such run).
+ * Never trusts the file to be well-formed (fuzz_audit_show). */
+int audit_show_stream(FILE *f, const char *name, long want, long *skipped, char *err, size_t errlen);
 void stats_print(const struct run_record *r);
 #endif

@@ -288,6 +288,33 @@ static void show_run(const struct run *r, int index, int total)
 		printf("  ended       (no end record: the run was killed, or is still running)\n");
 }
 
+int audit_show_stream(FILE *f, const char *name, long want, long *skipped, char *err, size_t errlen)
+{
+	struct runs rs = { 0 };
+	read_runs(f, &rs);
+	*skipped = rs.skipped;
+	int status = 0;
+	if (!rs.n) {
+		errmsg(err, errlen, "%s holds no audit records%s", name, rs.skipped ? " (only lines that are not records)" : "");
+		status = -1;
+	} else if (want && (want + (want < 0 ? rs.n + 1 : 0) < 1 || want > rs.n)) {
+		errmsg(err, errlen, "%s holds %d run(s); there is no run %ld", name, rs.n, want);
+		status = -1;
+	}
+	if (want < 0)
+		want += rs.n + 1;
+	for (int i = 0; i < rs.n && !status; i++)
+		if (!want || want == i + 1) {
+			if (i && !want)
+				printf("\n");
+			show_run(&rs.v[i], i + 1, rs.n);
+		}
+	for (int i = 0; i < rs.n; i++)
+		json_decref(rs.v[i].records);
+	free(rs.v);
+	return status;
+}
+
 int audit_show_command(int argc, char **argv)
 {
 	const char *usage = "usage: husk audit show FILE [--run N] (N from 1; -1 for the last)";
@@ -304,25 +331,13 @@ int audit_show_command(int argc, char **argv)
 	FILE *f = fopen(argv[3], "re");
 	if (!f)
 		die(EXIT_USAGE, "cannot read the audit file %s: %s", argv[3], strerror(errno));
-	struct runs rs = { 0 };
-	read_runs(f, &rs);
+	char err[512];
+	long skipped;
+	int r = audit_show_stream(f, argv[3], want, &skipped, err, sizeof err);
 	fclose(f);
-	if (!rs.n)
-		die(EXIT_USAGE, "%s holds no audit records%s", argv[3], rs.skipped ? " (only lines that are not records)" : "");
-	if (want < 0)
-		want += rs.n + 1;
-	if (want < 0 || want > rs.n)
-		die(EXIT_USAGE, "%s holds %d run(s); there is no run %s", argv[3], rs.n, argv[5]);
-	for (int i = 0; i < rs.n; i++)
-		if (!want || want == i + 1) {
-			if (i && !want)
-				printf("\n");
-			show_run(&rs.v[i], i + 1, rs.n);
-		}
-	if (rs.skipped)
-		fprintf(stderr, "husk: note: %ld line(s) of %s are not audit records; skipped\n", rs.skipped, argv[3]);
-	for (int i = 0; i < rs.n; i++)
-		json_decref(rs.v[i].records);
-	free(rs.v);
+	if (r)
+		die(EXIT_USAGE, "%s", err);
+	if (skipped)
+		fprintf(stderr, "husk: note: %ld line(s) of %s are not audit records; skipped\n", skipped, argv[3]);
 	return 0;
 }
