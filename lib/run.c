@@ -110,13 +110,6 @@ static void spawn_close(struct spawn *sp)
 	sp->audit_path[0] = 0;
 }
 
-/* fd as the child's target (glibc's dup2 action clears close-on-exec
- * when the two are the same fd, as POSIX asks). */
-static int add_fd(posix_spawn_file_actions_t *fa, int fd, int target)
-{
-	return posix_spawn_file_actions_adddup2(fa, fd, target);
-}
-
 /* Where the audit file goes: $TMPDIR, else /dev/shm (memory: creating and
  * removing a file on /tmp's disk file system cost ~0.1 ms a run here), else
  * /tmp. */
@@ -179,9 +172,11 @@ static int start(const husk_config *c, struct spawn *sp, struct husk_error *err)
 		posix_spawnattr_setsigmask(&attr, &none);
 		posix_spawnattr_setsigdefault(&attr, &all);
 		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-		e = add_fd(&fa, c->stdin_mode == STDIN_FD ? c->stdin_fd : theirs[0], 0);
+		/* (glibc's dup2 action clears close-on-exec where an fd is its own
+		 * target, as POSIX asks: a caller's fd 1 for stream 1 works too) */
+		e = posix_spawn_file_actions_adddup2(&fa, c->stdin_mode == STDIN_FD ? c->stdin_fd : theirs[0], 0);
 		for (int s = 1; s <= 2 && !e; s++)
-			e = add_fd(&fa, theirs[s] >= 0 ? theirs[s] : c->out[s].fd, s);
+			e = posix_spawn_file_actions_adddup2(&fa, theirs[s] >= 0 ? theirs[s] : c->out[s].fd, s);
 		if (!e) {
 			e = posix_spawn(&sp->pid, argv[0], &fa, &attr, argv, environ);
 			if (e) {

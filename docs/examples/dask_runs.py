@@ -1,7 +1,7 @@
 # Each husk run is a Dask task, on whatever workers the cluster has (here a
 # LocalCluster of two worker processes; with a real cluster only the Client
 # line changes).  Every worker needs husk installed and the datasets on its
-# own disk.
+# own disk.  (No dashboard here: it would listen on every interface.)
 import husk
 from dask.distributed import Client, LocalCluster
 
@@ -11,7 +11,8 @@ def square_in_a_vm(i: int) -> husk.Result:
 
 
 if __name__ == "__main__":
-    with LocalCluster(n_workers=2, threads_per_worker=2, processes=True) as cluster, Client(cluster) as client:
+    with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
         results = client.gather(client.map(square_in_a_vm, range(20)))
         print([int(r.stdout) for r in results])
         # husk.run itself is a task too; keyword arguments go to every run.
