@@ -188,10 +188,10 @@ check-cold: deps
 	$(MAKE) -C tests BUILD=$(BUILD)
 	HUSK_COLD=1 prove tests/integration/*.t tests/hostile/*.t
 
-$(BUILD)/timeit: bench/timeit.c
+$(BUILD)/timeit: bench/timeit.c bench/samples.h
 	$(CC) $(HOST_CFLAGS) -o $@ $<
 
-$(BUILD)/bench/lib_runs: bench/lib_runs.c include/husk.h $(BUILD)/lib/libhusk.a
+$(BUILD)/bench/lib_runs: bench/lib_runs.c bench/samples.h include/husk.h $(BUILD)/lib/libhusk.a
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(BUILD)/lib/libhusk.a -ljansson
 

@@ -16,27 +16,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "samples.h"
 
 extern char **environ;
-
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* A fork whose child writes a byte in each page of [write, write+len). */
 static double fork_round_writing(char *write, size_t len)
@@ -72,7 +54,7 @@ int main(int argc, char **argv)
 	double v[ROUNDS];
 	for (int i = 0; i < ROUNDS; i++)
 		v[i] = fork_round();
-	printf("fork_us %.1f\n", median(v, ROUNDS));
+	printf("fork_us %.1f\n", samples_quantile(v, ROUNDS, 0.5));
 
 	char *args[] = { argv[1], "exit", 0 };
 	for (int i = 0; i < ROUNDS; i++) {
@@ -84,7 +66,7 @@ int main(int argc, char **argv)
 		}
 		v[i] = now_us() - t;
 	}
-	printf("spawn_us %.1f\n", median(v, ROUNDS));
+	printf("spawn_us %.1f\n", samples_quantile(v, ROUNDS, 0.5));
 
 	size_t big = 50u << 20;
 	char *heap = malloc(big);
@@ -93,10 +75,10 @@ int main(int argc, char **argv)
 	memset(heap, 1, big); /* touched: fork copies it */
 	for (int i = 0; i < BIG_ROUNDS; i++)
 		v[i] = fork_round();
-	printf("fork50_ms %.2f\n", median(v, BIG_ROUNDS) / 1e3);
+	printf("fork50_ms %.2f\n", samples_quantile(v, BIG_ROUNDS, 0.5) / 1e3);
 	for (int i = 0; i < BIG_ROUNDS; i++)
 		v[i] = fork_round_writing(heap, big);
-	printf("fork50_child_writes_ms %.2f\n", median(v, BIG_ROUNDS) / 1e3);
+	printf("fork50_child_writes_ms %.2f\n", samples_quantile(v, BIG_ROUNDS, 0.5) / 1e3);
 	for (int i = 0; i < BIG_ROUNDS; i++) {
 		fork_round();
 		double t = now_us();
@@ -104,7 +86,7 @@ int main(int argc, char **argv)
 			((volatile char *)heap)[k] = (char)i;
 		v[i] = now_us() - t;
 	}
-	printf("fork50_parent_writes_ms %.2f\n", median(v, BIG_ROUNDS) / 1e3);
+	printf("fork50_parent_writes_ms %.2f\n", samples_quantile(v, BIG_ROUNDS, 0.5) / 1e3);
 	free(heap);
 	return 0;
 }

@@ -13,26 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "husk.h"
+#include "samples.h"
 
 extern char **environ;
 
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static void print(double *v, int n)
 {
-	qsort(v, n, sizeof *v, cmp);
-	printf("%.0f %.0f\n", v[n / 2], v[(int)(n * 0.99)]);
+	printf("%.0f %.0f\n", samples_quantile(v, n, 0.5), samples_quantile(v, n, 0.99));
 }
 
 int main(int argc, char **argv)

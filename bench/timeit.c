@@ -11,14 +11,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "samples.h"
 
 #define MAX_CMDS 8
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static double run(char **cmd, int devnull)
 {
@@ -70,8 +65,7 @@ int main(int argc, char **argv)
 			t[c * n + i] = run(cmd[c], devnull);
 	for (int c = 0; c < ncmd; c++) {
 		double *v = t + c * n;
-		qsort(v, n, sizeof *v, cmp);
-		printf("%.0f %.0f\n", v[n / 2], v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1]);
+		printf("%.0f %.0f\n", samples_quantile(v, n, 0.5), samples_quantile(v, n, 0.99));
 	}
 	return 0;
 }

@@ -545,21 +545,19 @@ static void go_on_from_ready(struct session *s)
 static void go_on_in_new_vm(struct session *s)
 {
 	char err[512] = "";
-	vm_destroy(&s->vm);
-	create_vm(s);
 	if (s->snap_saved) {
+		vm_destroy(&s->vm);
+		create_vm(s);
 		if (snapshot_reopen(&s->snap, err, sizeof err) == 0) {
 			if (restore(s) == 0) { /* else restore said why */
 				s->snap_use = SNAPSHOT_RESTORE;
 				return;
 			}
-			vm_destroy(&s->vm);
-			create_vm(s);
 		} else {
 			fprintf(stderr, "husk: snapshot %s: %s; booting afresh\n", s->snap.name, err);
 		}
 	}
-	cold_boot(s, 0);
+	cold_boot_again(s);
 	s->snap_use = SNAPSHOT_NONE;
 }
 

@@ -424,27 +424,20 @@ static int stopped(const struct run_limits *lim)
  * last writes wait in its cache until a sync: a file written and closed
  * before the limit must come back), and exits.  It gets this long to; then,
  * or if it does not cooperate, it is stopped as it is. */
-#define FINISH_GRACE_NS 500000000ll
-
-static int64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000ll + t.tv_nsec;
-}
+#define FINISH_GRACE_MS 500
 
 /* The stop asked for now ends the run (its status), or -1: the guest is
- * given its grace to finish (*finish_by set). */
-static int stop_or_finish(const struct run_limits *lim, int64_t *finish_by, int *finish_status)
+ * given its grace to finish (*finishing set; stop_now says when it is over). */
+static int stop_or_finish(const struct run_limits *lim, int *finishing, int *finish_status)
 {
 	enum stop_reason r = stop_requested();
-	if (*finish_by)
-		return mono_ns() >= *finish_by ? *finish_status : -1;
+	if (*finishing)
+		return stop_now() ? *finish_status : -1;
 	if ((r != STOP_TIMEOUT && r != STOP_CPU) || until_ready)
 		return stopped(lim);
 	*finish_status = stopped(lim);
-	*finish_by = mono_ns() + FINISH_GRACE_NS;
-	stop_finish(FINISH_GRACE_NS / 1000000); /* the devices serve it meanwhile */
+	*finishing = 1;
+	stop_finish(FINISH_GRACE_MS); /* the devices serve it meanwhile */
 	__atomic_or_fetch(&host_signals, 1 << (SIGKILL - 1), __ATOMIC_SEQ_CST);
 	return -1;
 }
@@ -460,10 +453,10 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 		arm_timeout(timeout_s);
 	int status = -1;
 	int copied = 0; /* *rep is the report as the guest left it: no KVM_RUN since */
-	int64_t finish_by = 0; /* a limit was reached: the guest's time to finish */
+	int finishing = 0; /* a limit was reached: the guest is given time to finish */
 	int finish_status = 0;
 	while (status < 0) {
-		if (stop_requested() && (status = stop_or_finish(lim, &finish_by, &finish_status)) >= 0)
+		if (stop_requested() && (status = stop_or_finish(lim, &finishing, &finish_status)) >= 0)
 			break;
 		const char *err = NULL;
 		if (take_events(v, dev, &err)) {
@@ -472,7 +465,7 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 			break;
 		}
 		copied = 0;
-		if (finish_by) /* the limit's timer signal stops KVM_RUN again (REPEAT) */
+		if (finishing) /* the limit's timer signal stops KVM_RUN again (REPEAT) */
 			run->immediate_exit = 0;
 		if (ioctl(v->vcpu, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
@@ -483,7 +476,7 @@ int run_guest(struct vm *v, struct run_devices *dev, const struct run_limits *li
 		}
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
-			if (finish_by && (run->io.port == HUSK_PORT_EXIT || run->io.port == HUSK_PORT_FAULT)) {
+			if (finishing && (run->io.port == HUSK_PORT_EXIT || run->io.port == HUSK_PORT_FAULT)) {
 				copy_report(v, rep); /* finished: the run ended by its limit */
 				status = finish_status;
 			} else {
