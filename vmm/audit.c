@@ -83,18 +83,25 @@ void audit_start(int fd, const struct options *o, const struct isolation *iso, c
 	emit(fd, start);
 }
 
-static void denial(int fd, const char *kind, const char *what, uint64_t count, const char *by)
+static void denial(json_t *list, const char *kind, const char *what, uint64_t count, const char *by)
 {
 	if (count)
-		emit(fd, json_pack("{s:s, s:s, s:s, s:I, s:s}", "event", "denial", "kind", kind, "what", what, "count",
+		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, s:s}", "event", "denial", "kind", kind, "what", what, "count",
 				   (json_int_t)count, "counted_by", by));
 }
 
+void audit_file_denial(int fd, const char *path, const char *action, const char *why)
+{
+	if (fd >= 0)
+		emit(fd, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "event", "denial", "kind", "file policy", "what",
+				   action, "path", path, "why", why, "count", (json_int_t)1, "counted_by", "husk"));
+}
+
 /* A limit the guest kernel reports it enforced, count times. */
-static void guest_limit(int fd, const char *kind, uint64_t count)
+static void guest_limit(json_t *list, const char *kind, uint64_t count)
 {
 	if (count)
-		emit(fd, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", kind, "count", (json_int_t)count,
+		json_array_append_new(list, json_pack("{s:s, s:s, s:I, s:s}", "event", "limit", "kind", kind, "count", (json_int_t)count,
 				   "counted_by", "guest"));
 }
 
@@ -106,10 +113,9 @@ static double phase_ms(const struct run_record *r, int i)
 	return 1000 * (r->phase_s[i] - (i ? r->phase_s[i - 1] : 0));
 }
 
-void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
+json_t *audit_findings(const struct run_record *r, const struct husk_report *g)
 {
-	if (fd < 0)
-		return;
+	json_t *list = json_array();
 	static const struct { int nr; const char *kind; } watched[] = {
 		{ 41, "network" }, { 53, "network" }, { 42, "network" }, { 56, "process" }, { 57, "process" },
 		{ 58, "process" }, { 59, "process" }, { 322, "process" }, { 435, "process" },
@@ -122,7 +128,7 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 		if (r->network && !strcmp(watched[i].kind, "network"))
 			continue;
 		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
-		denial(fd, watched[i].kind, name ? name : "?",
+		denial(list, watched[i].kind, name ? name : "?",
 		       strcmp(watched[i].kind, "process") ? g->calls[nr] : g->enosys[nr], "guest");
 		free(name);
 	}
@@ -133,26 +139,37 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 		if (is_watched || !g->enosys[nr])
 			continue;
 		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
-		denial(fd, "unknown syscall", name ? name : "?", g->enosys[nr], "guest");
+		denial(list, "unknown syscall", name ? name : "?", g->enosys[nr], "guest");
 		free(name);
 	}
 	char beyond[48];
 	snprintf(beyond, sizeof beyond, "numbers outside 0..%d", HUSK_NSYSCALLS - 1);
-	denial(fd, "unknown syscall", beyond, g->out_of_range, "guest");
-	denial(fd, "read-only disk", "write", g->denied_erofs, "guest");
-	denial(fd, "read-only disk", "device write", r->blk_denied_writes, "husk");
+	denial(list, "unknown syscall", beyond, g->out_of_range, "guest");
+	denial(list, "read-only disk", "write", g->denied_erofs, "guest");
+	denial(list, "read-only disk", "device write", r->blk_denied_writes, "husk");
 	if (r->blk_changed_reads)
-		emit(fd, json_pack("{s:s, s:I, s:s}", "event", "host files changed", "reads",
+		json_array_append_new(list, json_pack("{s:s, s:I, s:s}", "event", "host files changed", "reads",
 				   (json_int_t)r->blk_changed_reads, "by", "husk"));
-	guest_limit(fd, "memory", g->denied_enomem);
-	guest_limit(fd, "disk full", g->denied_enospc);
-	guest_limit(fd, "open files", g->denied_emfile);
+	guest_limit(list, "memory", g->denied_enomem);
+	guest_limit(list, "disk full", g->denied_enospc);
+	guest_limit(list, "open files", g->denied_emfile);
 	if (r->output_cut)
-		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", "output"));
+		json_array_append_new(list, json_pack("{s:s, s:s}", "event", "limit", "kind", "output"));
 	if (r->reason == RUN_END_TIMEOUT || r->reason == RUN_END_CPU)
-		emit(fd, json_pack("{s:s, s:s}", "event", "limit", "kind", run_end_name(r->reason)));
+		json_array_append_new(list, json_pack("{s:s, s:s}", "event", "limit", "kind", run_end_name(r->reason)));
 	for (int i = 0; i < r->nconflict_paths; i++)
-		emit(fd, json_pack("{s:s, s:s}", "event", "workdir conflict", "path", r->conflict_paths[i]));
+		json_array_append_new(list, json_pack("{s:s, s:s}", "event", "workdir conflict", "path", r->conflict_paths[i]));
+	return list;
+}
+
+void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
+{
+	if (fd < 0)
+		return;
+	json_t *findings = audit_findings(r, g), *f;
+	size_t i;
+	json_array_foreach(findings, i, f) emit(fd, json_incref(f));
+	json_decref(findings);
 	json_t *end = json_pack("{s:s, s:f, s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			   "event", "end", "time", now_s(), "reason", run_end_name(r->reason), "status", r->status,
 			   "wall_s", r->wall_s, "cpu_s", r->cpu_s, "peak_guest_memory", (json_int_t)r->peak_memory,
@@ -167,6 +184,11 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 		json_object_set_new(phases, phase_names[i], json_real(phase_ms(r, i)));
 	json_object_set_new(end, "phases_ms", phases);
 	json_object_set_new(end, "start", json_string(r->start ? r->start : "cold"));
+	if (r->workdir_denied || r->workdir_stage) {
+		json_object_set_new(end, "workdir_denied", json_integer((json_int_t)r->workdir_denied));
+		json_object_set_new(end, "workdir_staged", json_integer((json_int_t)r->workdir_staged));
+		json_object_set_new(end, "workdir_stage", r->workdir_stage ? json_string(r->workdir_stage) : json_null());
+	}
 	if (r->snapshot)
 		json_object_set_new(end, "snapshot", json_string(r->snapshot));
 	emit(fd, end);

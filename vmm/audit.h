@@ -32,6 +32,8 @@ struct run_record {
 	uint64_t workdir_bytes, workdir_files;
 	uint64_t workdir_conflicts, workdir_failed; /* paths: both sides changed; could not be written */
 	const char (*conflict_paths)[200];          /* the first EXTRACT_NOTED of them, escaped */
+	uint64_t workdir_denied, workdir_staged;    /* refused by the file policy; left staged ... */
+	const char *workdir_stage;                  /* ... in this stage (review/stage.h), or NULL */
 	int nconflict_paths;
 	int scratch;                   /* no -w: /workdir was the guest's scratch directory */
 	uint64_t scratch_bytes;        /* file data left there, as the guest counted it */
@@ -55,6 +57,9 @@ void audit_line(int fd, json_t *record);
 
 void audit_start(int fd, const struct options *o, const struct isolation *iso, const char *image_digest);
 void audit_end(int fd, const struct run_record *r, const struct husk_report *guest);
+/* The run's denials and limits as a list of the end's event records (the
+ * review shows them too). */
+json_t *audit_findings(const struct run_record *r, const struct husk_report *guest);
 
 /* husk audit show FILE [--run N] (audit_show.c); returns husk's status. */
 int audit_show_command(int argc, char **argv);
@@ -64,4 +69,10 @@ int audit_show_command(int argc, char **argv);
  * Never trusts the file to be well-formed (fuzz_audit_show). */
 int audit_show_stream(FILE *f, const char *name, long want, long *skipped, char *err, size_t errlen);
 void stats_print(const struct run_record *r);
+/* One denial, limit or other event of a run as a line for people (husk
+ * audit show, the review). */
+void audit_event_text(FILE *out, json_t *rec);
+/* A change to the workdir the file policy refused (review/stage.c): its
+ * path, what the program did ("create", "modify", "delete"...) and why. */
+void audit_file_denial(int fd, const char *path, const char *action, const char *why);
 #endif

@@ -84,25 +84,6 @@ static void read_runs(FILE *f, struct runs *rs)
 	free(line);
 }
 
-/* 268435456 -> "256M", 21729280 -> "20.7M": in the largest unit that is at
- * least 1, exact where it is. */
-static const char *size_text(double bytes, char *buf, size_t n)
-{
-	static const char units[] = "KMGT";
-	if (bytes < 1024) {
-		snprintf(buf, n, "%.0f bytes", bytes);
-		return buf;
-	}
-	int u = 0;
-	for (bytes /= 1024; bytes >= 1024 && u < 3; bytes /= 1024)
-		u++;
-	if (bytes == (double)(long long)bytes)
-		snprintf(buf, n, "%lld%c", (long long)bytes, units[u]);
-	else
-		snprintf(buf, n, "%.1f%c", bytes, units[u]);
-	return buf;
-}
-
 static const char *when(double t, char *buf, size_t n)
 {
 	time_t s = (time_t)t;
@@ -153,6 +134,19 @@ static void show_policy(json_t *p)
 	printf("              environment: ");
 	print_pairs(json_object_get(p, "env"), "=");
 	printf("\n");
+	json_t *files = json_object_get(p, "files");
+	if (json_is_true(json_object_get(p, "review")))
+		printf("              review: the workdir's changes staged for a person\n");
+	if (json_is_object(files)) {
+		char big[32], all[32];
+		printf("              file policy: allow ");
+		print_list(json_object_get(files, "allow"));
+		printf("; refuse ");
+		print_list(json_object_get(files, "refuse"));
+		printf("; largest file %s, in all %s\n",
+		       num(files, "max_size") > 0 ? size_text(num(files, "max_size"), big, sizeof big) : "any",
+		       num(files, "max_total") > 0 ? size_text(num(files, "max_total"), all, sizeof all) : "any");
+	}
 	json_t *net = json_object_get(p, "network");
 	if (!json_is_object(net)) {
 		printf("              network: none\n");
@@ -177,39 +171,46 @@ static void show_isolation(json_t *iso)
 }
 
 /* One timeline line for a record that is neither start nor end. */
-static void show_event(json_t *rec, double t0)
+void audit_event_text(FILE *out, json_t *rec)
 {
 	const char *ev = str(rec, "event");
+	if (!strcmp(ev, "denial") && !strcmp(str(rec, "kind"), "file policy"))
+		fprintf(out, "denied by the file policy: %s %s (%s)\n", str(rec, "what"), str(rec, "path"), str(rec, "why"));
+	else if (!strcmp(ev, "denial"))
+		fprintf(out, "denied: %s %s, %lld time(s) (counted by %s)\n", str(rec, "kind"), str(rec, "what"),
+			(long long)num(rec, "count"), str(rec, "counted_by"));
+	else if (!strcmp(ev, "limit")) {
+		fprintf(out, "limit: %s", str(rec, "kind"));
+		if (json_object_get(rec, "count"))
+			fprintf(out, ", %lld time(s)", (long long)num(rec, "count"));
+		if (json_object_get(rec, "counted_by"))
+			fprintf(out, " (counted by %s)", str(rec, "counted_by"));
+		fprintf(out, "\n");
+	} else if (!strcmp(ev, "network")) {
+		fprintf(out, "network %s %s: %s", str(rec, "op"), str(rec, "verdict"),
+			json_object_get(rec, "name") ? str(rec, "name") : "");
+		if (json_object_get(rec, "addr"))
+			fprintf(out, "%s%s port %lld", json_object_get(rec, "name") ? " " : "", str(rec, "addr"),
+				(long long)num(rec, "port"));
+		if (json_object_get(rec, "reason"))
+			fprintf(out, " (%s)", str(rec, "reason"));
+		fprintf(out, "\n");
+	} else if (!strcmp(ev, "workdir conflict"))
+		fprintf(out, "workdir conflict: %s (both sides changed it; the host's kept)\n", str(rec, "path"));
+	else if (!strcmp(ev, "host files changed"))
+		fprintf(out, "host files changed during the run: %lld read(s) got EIO\n", (long long)num(rec, "reads"));
+	else
+		fprintf(out, "%s\n", ev);
+}
+
+static void show_event(json_t *rec, double t0)
+{
 	double t = num(rec, "time");
 	char at[32] = "";
 	if (t > 0 && t0 > 0)
 		snprintf(at, sizeof at, "+%.3f s", t - t0);
 	printf("    %-10s  ", at);
-	if (!strcmp(ev, "denial"))
-		printf("denied: %s %s, %lld time(s) (counted by %s)\n", str(rec, "kind"), str(rec, "what"),
-		       (long long)num(rec, "count"), str(rec, "counted_by"));
-	else if (!strcmp(ev, "limit")) {
-		printf("limit: %s", str(rec, "kind"));
-		if (json_object_get(rec, "count"))
-			printf(", %lld time(s)", (long long)num(rec, "count"));
-		if (json_object_get(rec, "counted_by"))
-			printf(" (counted by %s)", str(rec, "counted_by"));
-		printf("\n");
-	} else if (!strcmp(ev, "network")) {
-		printf("network %s %s: %s", str(rec, "op"), str(rec, "verdict"),
-		       json_object_get(rec, "name") ? str(rec, "name") : "");
-		if (json_object_get(rec, "addr"))
-			printf("%s%s port %lld", json_object_get(rec, "name") ? " " : "", str(rec, "addr"),
-			       (long long)num(rec, "port"));
-		if (json_object_get(rec, "reason"))
-			printf(" (%s)", str(rec, "reason"));
-		printf("\n");
-	} else if (!strcmp(ev, "workdir conflict"))
-		printf("workdir conflict: %s (both sides changed it; the host's kept)\n", str(rec, "path"));
-	else if (!strcmp(ev, "host files changed"))
-		printf("host files changed during the run: %lld read(s) got EIO\n", (long long)num(rec, "reads"));
-	else
-		printf("%s\n", ev);
+	audit_event_text(stdout, rec);
 }
 
 static void show_end(json_t *e)
@@ -233,6 +234,11 @@ static void show_end(json_t *e)
 		       size_text(num(e, "scratch_bytes_left"), a, sizeof a));
 	else
 		printf("none changed\n");
+	if (num(e, "workdir_denied"))
+		printf("              %lld change(s) refused by the file policy, never applied\n", (long long)num(e, "workdir_denied"));
+	if (json_is_string(json_object_get(e, "workdir_stage")))
+		printf("              %lld change(s) staged in %s (husk review|apply|discard)\n",
+		       (long long)num(e, "workdir_staged"), str(e, "workdir_stage"));
 	json_t *ph = json_object_get(e, "phases_ms");
 	if (json_is_object(ph)) {
 		const char *k;

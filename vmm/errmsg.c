@@ -67,3 +67,22 @@ char *str_escape(const char *s, size_t len, char *out, size_t outlen)
 		out[o < outlen ? o : outlen - 1] = 0;
 	return out;
 }
+
+/* 268435456 -> "256M", 21729280 -> "20.7M": in the largest unit that is at
+ * least 1, exact where it is. */
+const char *size_text(double bytes, char *buf, size_t n)
+{
+	static const char units[] = "KMGT";
+	if (bytes < 1024) {
+		snprintf(buf, n, "%.0f bytes", bytes);
+		return buf;
+	}
+	int u = 0;
+	for (bytes /= 1024; bytes >= 1024 && u < 3; bytes /= 1024)
+		u++;
+	if (bytes == (double)(long long)bytes)
+		snprintf(buf, n, "%lld%c", (long long)bytes, units[u]);
+	else
+		snprintf(buf, n, "%.1f%c", bytes, units[u]);
+	return buf;
+}

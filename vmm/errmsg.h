@@ -34,4 +34,6 @@ _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1
  * messages: every other byte, and the backslash, as \xNN.  Returns out
  * (always terminated; cut short if out is too small). */
 char *str_escape(const char *s, size_t len, char *out, size_t outlen);
+/* 268435456 -> "256M", 21729280 -> "20.7M", 100 -> "100 bytes": for people. */
+const char *size_text(double bytes, char *buf, size_t n);
 #endif

@@ -42,3 +42,15 @@ int full_pwrite(int fd, const void *p, size_t n, off_t off)
 {
 	return whole(fd, (char *)p, n, off, 1);
 }
+
+int full_skip(int fd, uint64_t n)
+{
+	static char sink[65536];
+	while (n) {
+		size_t k = n < sizeof sink ? n : sizeof sink;
+		if (full_read(fd, sink, k))
+			return -1;
+		n -= k;
+	}
+	return 0;
+}

@@ -42,6 +42,7 @@
 #include "net/net_config.h"
 #include "vm.h"
 #include "disks/writeback.h"
+#include "review/review.h"
 
 extern const uint8_t husk_kernel_elf[], husk_kernel_elf_end[];
 
@@ -234,6 +235,11 @@ static void prepare(struct session *s)
 		die(EXIT_INTERNAL, "%s", err);
 	if (audit_open(o, &s->audit, err, sizeof err))
 		die(EXIT_USAGE, "%s", err);
+	if (o->review) /* jansson seeds its hashes at first use, from /dev/urandom: now, before the confinement */
+		json_object_seed(0);
+	s->wb.review = o->review;
+	s->wb.files = &o->files;
+	s->wb.audit = s->audit;
 	if (writeback_start(&s->wb, &s->disks, err, sizeof err))
 		die(EXIT_INTERNAL, "%s", err);
 	start_network(s);
@@ -659,6 +665,9 @@ static void record_writeback(struct run_record *rec, const struct extract_stats 
 	rec->workdir_conflicts = w->conflicts;
 	rec->workdir_failed = w->failed;
 	rec->conflict_paths = w->conflict;
+	rec->workdir_denied = w->denied;
+	rec->workdir_staged = w->staged;
+	rec->workdir_stage = w->stage[0] ? w->stage : NULL;
 	rec->nconflict_paths = w->conflicts < EXTRACT_NOTED ? (int)w->conflicts : EXTRACT_NOTED;
 }
 
@@ -698,7 +707,16 @@ static int report(struct session *s, int status)
 	vm_destroy(&s->vm);
 	phase_done(s, PHASE_DESTROYED);
 	struct extract_stats wst = { 0 };
-	rec.status = status = writeback_finish(&s->wb, &s->disks, status, &wst);
+	char *run = NULL;
+	if (s->o->review) { /* how the run ended, for the review */
+		char ended[64];
+		snprintf(ended, sizeof ended, "%s, status %d", run_end_name(rec.reason), status);
+		json_t *j = json_pack("{s:s, s:o}", "ended", ended, "findings", audit_findings(&rec, &s->guest));
+		run = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+	}
+	rec.status = status = writeback_finish(&s->wb, &s->disks, status, run, &wst);
+	free(run);
 	phase_done(s, PHASE_WRITTEN_BACK);
 	memcpy(rec.phase_s, s->phase_s, sizeof rec.phase_s);
 	rec.start = s->snap_saved ? "cold, snapshot saved" : s->snap_use == SNAPSHOT_RESTORE ? "snapshot" : "cold";
@@ -815,6 +833,8 @@ int main(int argc, char **argv)
 		return cache_command(argc, argv);
 	if (!strcmp(argv[1], "audit"))
 		return audit_show_command(argc, argv);
+	if (!strcmp(argv[1], "review") || !strcmp(argv[1], "apply") || !strcmp(argv[1], "discard"))
+		return review_command(argc, argv);
 	if (!strcmp(argv[1], "writeback")) {
 		if (argc != 4)
 			usage_error("usage: husk writeback IMAGE DIR (an image kept by a write-back that failed)");

@@ -36,6 +36,11 @@ const struct option husk_run_options[] = {
 	{ "net-max-bytes", required_argument, 0, 'b' },
 	{ "net-max-rate", required_argument, 0, 'r' },
 	{ "net-max-resolves", required_argument, 0, 'q' },
+	{ "review", no_argument, 0, 'W' },
+	{ "files-allow", required_argument, 0, 'f' },
+	{ "files-max-size", required_argument, 0, 'z' },
+	{ "files-max-total", required_argument, 0, 'Z' },
+	{ "files-refuse", required_argument, 0, 'u' },
 	{ "image", required_argument, 0, 'i' },
 	{ "help", no_argument, 0, 'h' },
 	{ "version", no_argument, 0, 'V' },
@@ -54,7 +59,7 @@ const struct option *husk_option_find(const char *name)
  * any other's last value holds. */
 int husk_option_repeats(const char *name)
 {
-	static const char *const lists[] = { "env", "ro", "allow-net", "deny-net", "net-host" };
+	static const char *const lists[] = { "env", "ro", "allow-net", "deny-net", "net-host", "files-allow", "files-refuse" };
 	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
 		if (!strcmp(name, lists[i]))
 			return 1;

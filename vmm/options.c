@@ -82,6 +82,17 @@ void options_help(void)
 	       "      --net-max-rate SIZE  bytes per second, in and out together (default: no\n"
 	       "                        limit; a second's worth may go at once)\n"
 	       "      --net-max-resolves N  names resolved per second (default %u; 0: no limit)\n"
+	       "      --review          stage the workdir's changes instead of writing them back:\n"
+	       "                        shown with diffs and applied as you choose on the\n"
+	       "                        terminal, else kept for husk review|apply|discard\n"
+	       "      --files-allow GLOB  paths the program may create, change or delete in the\n"
+	       "                        workdir (repeatable; !GLOB refuses; the last match\n"
+	       "                        decides; * within a name, ** across names)\n"
+	       "      --files-max-size SIZE  the largest file it may write back\n"
+	       "      --files-max-total SIZE  bytes of files it may write back in all\n"
+	       "      --files-refuse KINDS  never write back these: symlinks, executables,\n"
+	       "                        hidden (comma-separated); a refused change is\n"
+	       "                        recorded in the audit and never applied\n"
 	       "      --policy FILE     settings from a JSON policy file (options given win)\n"
 	       "      --audit FILE      append the run's record to FILE as JSON lines\n"
 	       "      --stats           a short summary of the run on stderr\n"
@@ -179,7 +190,8 @@ static void lists_room(struct options *o, size_t n)
 	o->ro = realloc(o->ro, n * sizeof *o->ro);
 	o->net_rules = realloc(o->net_rules, n * sizeof *o->net_rules);
 	o->net_hosts = realloc(o->net_hosts, n * sizeof *o->net_hosts);
-	if (!o->env || !o->ro || !o->net_rules || !o->net_hosts)
+	o->files.globs = realloc(o->files.globs, n * sizeof *o->files.globs);
+	if (!o->env || !o->ro || !o->net_rules || !o->net_hosts || !o->files.globs)
 		die(EXIT_INTERNAL, "out of memory");
 }
 
@@ -231,6 +243,20 @@ static int apply_options(int argc, char **argv, struct options *o, const char **
 		case 'b': t->net_max_bytes = parse_bytes("net-max-bytes limit", optarg, 1, 1ull << 50); break;
 		case 'r': t->net_max_rate = parse_bytes("net-max-rate limit", optarg, 1, 1ull << 40); break;
 		case 'q': t->net_max_resolves = parse_count("net-max-resolves limit", optarg, 0, UINT32_MAX); break;
+		case 'W': t->review = 1; break;
+		case 'f':
+			if (!optarg[0] || !strcmp(optarg, "!"))
+				usage_error("bad --files-allow glob '%s'", optarg);
+			t->files.globs[t->files.nglobs++] = optarg;
+			break;
+		case 'z': t->files.max_file = parse_bytes("files-max-size limit", optarg, 1, 1ull << 50); break;
+		case 'Z': t->files.max_total = parse_bytes("files-max-total limit", optarg, 1, 1ull << 50); break;
+		case 'u': {
+			char why[200];
+			if (file_policy_kinds(optarg, &t->files.refuse, why, sizeof why))
+				usage_error("%s", why);
+			break;
+		}
 		case 'i': t->image = optarg; break;
 		case 'h': options_help(); exit(0);
 		case 'V': printf("husk %s\n", HUSK_VERSION); exit(0);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "version.h"
+#include "review/file_policy.h"
 /* --pids: threads and processes alive at once in the guest (the default,
  * HUSK_PIDS_DEFAULT, is the boot tree's: husk/boot_tree.h). */
 #define HUSK_PIDS_MAX 4096
@@ -34,6 +35,8 @@ struct options {
 	int net_loopback;   /* --net-loopback: AF_INET sockets between the guest's own processes only */
 	uint32_t net_max_open, net_max_connects, net_max_denials, net_max_resolves;
 	uint64_t net_max_bytes, net_max_rate;  /* 0: no limit */
+	int review;         /* --review: the workdir's changes staged for a person (review/stage.h) */
+	struct file_policy files; /* --files-*: what the program may change in the workdir */
 	const char *image;  /* --image NAME: a Debian image (husk image build) as the guest's root; program is a command in it */
 	const char *program;
 	char **args; /* argv of the program, args[0] = program as given */

@@ -14,13 +14,6 @@ struct key {
 	const char *key, *option;
 	char kind;
 };
-static const struct key keys[] = {
-	{ "memory", "memory", 's' }, { "timeout", "timeout", 't' }, { "cpu_time", "cpu-time", 't' },
-	{ "output_limit", "output-limit", 's' }, { "open_files", "open-files", 'n' }, { "pids", "pids", 'n' },
-	{ "disk", "disk", 's' }, { "workdir", "workdir", 'p' }, { "env", "env", 'm' }, { "ro", "ro", 'm' },
-	{ "pvm", "no-pvm", 'b' }, { "namespaces", "no-namespaces", 'b' }, { "network", NULL, 'o' },
-	{ "cold", "cold", 'B' },
-};
 
 /* The "network" object's keys. */
 static const struct key net_keys[] = {
@@ -30,6 +23,20 @@ static const struct key net_keys[] = {
 	{ "max_denials", "net-max-denials", 'n' }, { "max_bytes", "net-max-bytes", 's' },
 	{ "max_rate", "net-max-rate", 's' }, { "max_resolves", "net-max-resolves", 'n' },
 	{ "loopback", "net-loopback", 'B' },
+};
+
+/* The "files" object's keys: what the program may change in the workdir. */
+static const struct key file_keys[] = {
+	{ "allow", "files-allow", 'l' }, { "max_size", "files-max-size", 's' },
+	{ "max_total", "files-max-total", 's' }, { "refuse", "files-refuse", 'l' },
+};
+
+static const struct key keys[] = {
+	{ "memory", "memory", 's' }, { "timeout", "timeout", 't' }, { "cpu_time", "cpu-time", 't' },
+	{ "output_limit", "output-limit", 's' }, { "open_files", "open-files", 'n' }, { "pids", "pids", 'n' },
+	{ "disk", "disk", 's' }, { "workdir", "workdir", 'p' }, { "env", "env", 'm' }, { "ro", "ro", 'm' },
+	{ "pvm", "no-pvm", 'b' }, { "namespaces", "no-namespaces", 'b' }, { "network", NULL, 'o' },
+	{ "cold", "cold", 'B' }, { "review", "review", 'B' }, { "files", NULL, 'o' },
 };
 
 struct list {
@@ -106,7 +113,9 @@ static int one(struct list *l, const struct key *table, size_t nkeys, const char
 			return errmsg(err, n, "\"%s\" must be an object", key);
 		json_object_foreach(val, name, v) {
 			char why[200] = "out of memory";
-			if (one(l, net_keys, sizeof net_keys / sizeof net_keys[0], name, v, why, sizeof why))
+			int net = !strcmp(key, "network");
+			if (one(l, net ? net_keys : file_keys, net ? sizeof net_keys / sizeof net_keys[0]
+							       : sizeof file_keys / sizeof file_keys[0], name, v, why, sizeof why))
 				return errmsg(err, n, "\"%s\": %s", key, why);
 		}
 		return 0;
@@ -176,5 +185,18 @@ json_t *policy_json(const struct options *o)
 	json_object_set_new(p, "workdir", o->workdir ? json_string(o->workdir) : json_null());
 	json_object_set_new(p, "cold", json_boolean(o->cold));
 	json_object_set_new(p, "network", net_config_json(o));
+	json_object_set_new(p, "review", json_boolean(o->review));
+	if (file_policy_set(&o->files)) {
+		json_t *allow = json_array(), *refuse = json_array();
+		static const char *const kinds[] = { "symlinks", "executables", "hidden" };
+		for (int i = 0; i < o->files.nglobs; i++)
+			json_array_append_new(allow, json_string(o->files.globs[i]));
+		for (int i = 0; i < 3; i++)
+			if (o->files.refuse & (1u << i))
+				json_array_append_new(refuse, json_string(kinds[i]));
+		json_object_set_new(p, "files", json_pack("{s:o, s:I, s:I, s:o}", "allow", allow, "max_size",
+							  (json_int_t)o->files.max_file, "max_total",
+							  (json_int_t)o->files.max_total, "refuse", refuse));
+	}
 	return p;
 }

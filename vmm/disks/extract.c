@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "errmsg.h"
+#include "full_io.h"
 #include "progress.h"
 #include "disks/extract.h"
 #include "disks/extract_stream.h"
@@ -89,33 +90,6 @@ static void failure(struct writer *w, const char *path, int e)
 	char b[600];
 	w->st->failed++;
 	warn(w, "cannot write back %s: %s", shown(path, b), strerror(e));
-}
-
-/* ---- the stream ---------------------------------------------------------- */
-
-static int get(int fd, void *p, size_t n)
-{
-	while (n) {
-		ssize_t k = read(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p = (char *)p + k, n -= k;
-	}
-	return 0;
-}
-
-static int skip(int fd, uint64_t n)
-{
-	static char sink[CHUNK];
-	while (n) {
-		size_t k = n < CHUNK ? n : CHUNK;
-		if (get(fd, sink, k))
-			return -1;
-		n -= k;
-	}
-	return 0;
 }
 
 /* ---- the record and the host's state -------------------------------------- */
@@ -275,7 +249,7 @@ static void delete_children(struct writer *w, int dirfd, size_t lo, size_t hi, s
 
 /* Names as written on the host: control characters become '_' (a name
  * with a newline would surprise the user's scripts and tools). */
-static void host_name(const char *name, char out[256])
+void extract_host_name(const char *name, char out[256])
 {
 	size_t i = 0;
 	for (; name[i] && i < 255; i++)
@@ -332,7 +306,7 @@ static int already_there(struct writer *w, const struct stat *s, const struct re
 static enum place place(struct writer *w, struct level *l, const char *name, const struct copyin_entry *e,
 			const struct rec *r, char out[256])
 {
-	host_name(name, out);
+	extract_host_name(name, out);
 	if (l->fresh)
 		return P_NEW;
 	struct stat s;
@@ -374,7 +348,7 @@ static void tmp_name(struct writer *w, char out[48])
 
 /* A rename that fails with EEXIST where name exists.  File systems without
  * RENAME_NOREPLACE (FUSE 2, some network ones) get a check, then a rename. */
-static int rename_noreplace(int dirfd, const char *tmp, const char *name)
+int extract_rename_noreplace(int dirfd, const char *tmp, const char *name)
 {
 	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
 		return 0;
@@ -394,7 +368,7 @@ static int move_into_place(struct writer *w, struct level *l, const char *tmp, c
 		note_unlink(w, l->fd, name);
 		return renameat(l->fd, tmp, l->fd, name);
 	}
-	for (int retried = 0; rename_noreplace(l->fd, tmp, name) < 0; retried = 1) {
+	for (int retried = 0; extract_rename_noreplace(l->fd, tmp, name) < 0; retried = 1) {
 		if (errno != EEXIST || retried)
 			return -1;
 		conflict(w, w->path, "appeared on the host during the write-back: the program's is beside it");
@@ -426,7 +400,7 @@ static int write_file(struct writer *w, struct level *l, const char *name, const
 	char target[256], tmp[48];
 	enum place p = place(w, l, name, e, r, target);
 	if (p == P_DONE || p == P_FAILED)
-		return skip(w->in, r->size);
+		return full_skip(w->in, r->size);
 	tmp_name(w, tmp);
 	int fd = openat(l->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	int err = fd < 0 ? errno : 0;
@@ -444,7 +418,7 @@ static int write_file(struct writer *w, struct level *l, const char *name, const
 	}
 	for (; left;) {
 		size_t k = left < CHUNK ? left : CHUNK;
-		if (get(w->in, buf, k)) {
+		if (full_read(w->in, buf, k)) {
 			if (fd >= 0)
 				close(fd), unlinkat(l->fd, tmp, 0);
 			return -1;
@@ -479,7 +453,7 @@ static int write_symlink(struct writer *w, struct level *l, const char *name, co
 			 const struct copyin_entry *e)
 {
 	char target[4096], where[256], tmp[48];
-	if (r->size >= sizeof target || get(w->in, target, r->size))
+	if (r->size >= sizeof target || full_read(w->in, target, r->size))
 		return -1;
 	target[r->size] = 0;
 	if (strlen(target) != r->size || !r->size) {
@@ -513,14 +487,14 @@ static int link_source(struct writer *w, char *first, uint32_t gino, int *dirfd,
 	for (char *slash; !bad && (slash = strchr(p, '/')); p = slash + 1) {
 		*slash = 0;
 		char hn[256];
-		host_name(p, hn);
+		extract_host_name(p, hn);
 		int sub = openat(at, hn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (at != w->root)
 			close(at);
 		at = sub, bad = sub < 0;
 	}
 	static char hn[256];
-	host_name(p, hn);
+	extract_host_name(p, hn);
 	struct stat s;
 	int ok = !bad && fstatat(at, hn, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(s.st_mode);
 	if (ok) {
@@ -541,7 +515,7 @@ static int write_link(struct writer *w, struct level *l, const char *name, const
 		      const struct copyin_entry *e)
 {
 	static char first[MAX_PATH];
-	if (r->size >= sizeof first || get(w->in, first, r->size))
+	if (r->size >= sizeof first || full_read(w->in, first, r->size))
 		return -1;
 	first[r->size] = 0;
 	char where[256], tmp[48], *last;
@@ -589,7 +563,7 @@ static void enter_dir(struct writer *w, struct level *parent, const char *name, 
 {
 	*out = (struct level){ .fd = -1, .plen = strlen(w->path) };
 	char *hn = out->host;
-	host_name(name, hn);
+	extract_host_name(name, hn);
 	if (parent->fd < 0)
 		return;
 	if (parent->fresh) {
@@ -684,14 +658,14 @@ static int one_entry(struct writer *w, struct level *l, const struct rec *r, con
 		conflict(w, w->path, "was changed by the program, but the parts it left were in the host's file, "
 				     "replaced or removed on the host during the run: the program's version cannot be "
 				     "rebuilt; the host's is kept");
-		return skip(w->in, r->size);
+		return full_skip(w->in, r->size);
 	}
 	if (l->fd >= 0 && untouched(r, e) && r->type != R_DIR) {
 		w->st->unchanged++;
-		return skip(w->in, r->size);
+		return full_skip(w->in, r->size);
 	}
 	if (l->fd < 0) /* inside a directory that could not be written */
-		return skip(w->in, r->size);
+		return full_skip(w->in, r->size);
 	switch (r->type) {
 	case R_FILE: return write_file(w, l, name, r, e);
 	case R_SYMLINK: return write_symlink(w, l, name, r, e);
@@ -700,7 +674,7 @@ static int one_entry(struct writer *w, struct level *l, const struct rec *r, con
 		char b[600];
 		w->st->skipped++;
 		warn(w, "skipped %s (a device, fifo or socket)", shown(w->path, b));
-		return skip(w->in, r->size);
+		return full_skip(w->in, r->size);
 	}
 	}
 }
@@ -713,7 +687,7 @@ static int step(struct writer *w, char *err, size_t n)
 {
 	struct rec r;
 	char name[256];
-	if (get(w->in, &r, sizeof r))
+	if (full_read(w->in, &r, sizeof r))
 		return errmsg(err, n, "the workdir image ended early (corrupt or unreadable)");
 	if (r.type == R_END)
 		return 1;
@@ -727,7 +701,7 @@ static int step(struct writer *w, char *err, size_t n)
 		w->path[stack[depth].plen] = 0;
 		return 0;
 	}
-	if (r.name_len >= sizeof name || get(w->in, name, r.name_len))
+	if (r.name_len >= sizeof name || full_read(w->in, name, r.name_len))
 		return errmsg(err, n, "malformed workdir stream");
 	name[r.name_len] = 0;
 	if (++w->entries > w->lim->max_files)
@@ -753,7 +727,7 @@ static int step(struct writer *w, char *err, size_t n)
 		w->st->skipped += !valid;
 		return 0;
 	}
-	int k = valid ? one_entry(w, &stack[depth], &r, name) : skip(w->in, r.size);
+	int k = valid ? one_entry(w, &stack[depth], &r, name) : full_skip(w->in, r.size);
 	w->st->skipped += !valid;
 	w->path[stack[depth].plen] = 0;
 	return k < 0 ? errmsg(err, n, "the workdir image ended early (corrupt or unreadable)") : 0;

@@ -22,6 +22,10 @@ struct extract_limits {
 struct extract_stats {
 	uint64_t files, dirs, symlinks, skipped, removed, bytes, unchanged, conflicts, failed;
 	char conflict[EXTRACT_NOTED][200]; /* the first conflicts' paths, escaped */
+	/* a staged write-back (review/stage.h): changes the file policy
+	 * refused, those left staged, and where */
+	uint64_t denied, staged;
+	char stage[4200];
 };
 
 enum { EXTRACT_OK = 0, EXTRACT_BAD_IMAGE = -1, EXTRACT_HOST_ERROR = -2 };
@@ -46,4 +50,12 @@ struct workdir_image {
  * escaped and capped. */
 int workdir_extract(const struct workdir_image *img, int dirfd, const struct copyin_record *rec, const struct extract_limits *lim,
 		    struct extract_stats *st, char *err, size_t errlen);
+
+/* Shared with the stage's apply (review/apply.c).  A name as written on the
+ * host: control characters become '_' (a name with a newline would surprise
+ * the user's scripts and tools). */
+void extract_host_name(const char *name, char out[256]);
+/* Renames tmp to name in dirfd unless name exists (EEXIST); file systems
+ * without RENAME_NOREPLACE get a check, then a rename. */
+int extract_rename_noreplace(int dirfd, const char *tmp, const char *name);
 #endif

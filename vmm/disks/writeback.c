@@ -18,9 +18,13 @@
 #include "disks/map_file.h"
 #include "disks/mapped.h"
 #include "disks/writeback.h"
+#include "review/apply.h"
+#include "review/review.h"
+#include "review/stage.h"
 
 struct report {
 	int outcome; /* EXTRACT_* */
+	int review_status; /* a staged write-back's: husk's status (review.h) */
 	struct extract_stats st;
 	char err[400];
 	int kept; /* the image (and its record) stay for a retry */
@@ -161,33 +165,101 @@ static void remove_kept(const char *image)
 	unlink(image);
 }
 
-/* The write-back of image (with its map, if a copy-on-write one: the file
- * server reads the host files under top) to dir. */
+/* The guest's image (with its map, if a copy-on-write one: the file server
+ * reads the host files under top) as the reader takes it; img->files is
+ * to close.  0, or EXTRACT_HOST_ERROR (err). */
+static int image_view(int image, const struct copyin_map *map, const uint64_t *dirty, int top,
+		      struct workdir_image *img, char *err, size_t n)
+{
+	*img = (struct workdir_image){ .fd = image, .files = -1 };
+	if (!map)
+		return 0;
+	static struct disks one; /* the file server's view: the workdir alone */
+	one.n = 1;
+	one.d[0] = (struct disk){ .fd = -1, .mapped = 1, .map = *map, .top_fd = top };
+	char why[300];
+	if (file_server_start(&one, &img->files, why, sizeof why) < 0) {
+		errmsg(err, n, "%s", why);
+		return EXTRACT_HOST_ERROR;
+	}
+	img->map = map, img->dirty = dirty;
+	return 0;
+}
+
+/* The write-back of image to dir. */
 static int extract_view(int image, const struct copyin_map *map, const uint64_t *dirty, int top, int dir,
 			const struct copyin_record *rec, const struct extract_limits *lim, struct extract_stats *st,
 			char *err, size_t n)
 {
-	struct workdir_image img = { .fd = image, .files = -1 };
-	if (map) {
-		static struct disks one; /* the file server's view: the workdir alone */
-		one.n = 1;
-		one.d[0] = (struct disk){ .fd = -1, .mapped = 1, .map = *map, .top_fd = top };
-		char why[300];
-		if (file_server_start(&one, &img.files, why, sizeof why) < 0) {
-			errmsg(err, n, "%s", why);
-			return EXTRACT_HOST_ERROR;
-		}
-		img.map = map, img.dirty = dirty;
-	}
-	int r = workdir_extract(&img, dir, rec, lim, st, err, n);
+	struct workdir_image img;
+	int r = image_view(image, map, dirty, top, &img, err, n);
+	if (r == 0)
+		r = workdir_extract(&img, dir, rec, lim, st, err, n);
 	if (img.files >= 0)
 		close(img.files);
 	return r;
 }
 
+/* A staged write-back: the changes into a stage beside the workdir; then,
+ * with --review, the review on the terminal (or the stage kept, without
+ * one); else applied as far as the file policy allows. */
+static int stage_view(struct writeback *w, struct disks *ds, json_t *run, const struct extract_limits *lim,
+		      struct report *r)
+{
+	struct disk *d = &ds->d[ds->workdir];
+	struct workdir_image img;
+	struct stage_stats sst;
+	char path[STAGE_PATH];
+	int k = image_view(d->fd, d->mapped ? &d->map : NULL, d->dirty, d->top_fd, &img, r->err, sizeof r->err);
+	if (k == 0)
+		k = stage_make(&img, &ds->workdir_record, lim, ds->workdir_fd, w->files, w->audit, run, path, &sst, r->err,
+			       sizeof r->err);
+	if (img.files >= 0)
+		close(img.files);
+	r->st.denied = sst.denied;
+	if (k)
+		return k;
+	struct stage s;
+	if (stage_open(path, &s, r->err, sizeof r->err))
+		return EXTRACT_HOST_ERROR;
+	FILE *tty = w->review ? fopen("/dev/tty", "r+e") : NULL;
+	if (tty && !isatty(fileno(tty)))
+		fclose(tty), tty = NULL;
+	struct apply_stats ast = { 0 };
+	struct stage_paths all = { NULL, 0 };
+	if (tty) {
+		r->review_status = review_session(&s, tty, tty, &ast);
+		fclose(tty);
+	} else if (!w->review) {
+		r->review_status = stage_apply(&s, stage_want_paths, &all, &ast, r->err, sizeof r->err);
+	}
+	r->st.files = ast.applied;
+	r->st.bytes = ast.bytes;
+	r->st.staged = stage_pending(&s);
+	if (r->st.staged)
+		snprintf(r->st.stage, sizeof r->st.stage, "%s", path);
+	else if (!tty && stage_settle(&s, r->err, sizeof r->err)) /* nothing to decide: no stage */
+		fprintf(stderr, "husk: %s\n", r->err);
+	stage_close(&s);
+	return EXTRACT_OK;
+}
+
 /* ---- the helper -------------------------------------------------------------- */
 
-static _Noreturn void helper(int go, int result, struct disks *ds)
+/* How the run ended, as the VMM sends it after the go: a length, then
+ * JSON text; NULL if none. */
+static json_t *read_run(int go)
+{
+	uint32_t len;
+	if (full_read(go, &len, sizeof len) || len > (1u << 20))
+		return NULL;
+	char *text = malloc(len + 1);
+	json_t *run = text && !full_read(go, text, len) ? json_loadb(text, len, 0, NULL) : NULL;
+	free(text);
+	return run;
+}
+
+static _Noreturn void helper(int go, int result, struct writeback *w, struct disks *ds)
 {
 	/* A Ctrl-C reaches the whole process group: the helper still finishes,
 	 * learning of the end of the run from its pipe; nobody may be left to
@@ -205,10 +277,18 @@ static _Noreturn void helper(int go, int result, struct disks *ds)
 		_exit(0);
 	}
 	struct extract_limits lim = { COPYIN_MAX_ENTRIES, d->size };
-	progress_begin("writing the workdir back");
-	r.outcome = extract_view(d->fd, d->mapped ? &d->map : NULL, d->dirty, d->top_fd, ds->workdir_fd,
-				 &ds->workdir_record, &lim, &r.st, r.err, sizeof r.err);
-	progress_end();
+	json_t *run = read_run(go);
+	if (w->review || file_policy_set(w->files)) {
+		progress_begin("staging the workdir's changes");
+		r.outcome = stage_view(w, ds, run, &lim, &r);
+		progress_end();
+	} else {
+		progress_begin("writing the workdir back");
+		r.outcome = extract_view(d->fd, d->mapped ? &d->map : NULL, d->dirty, d->top_fd, ds->workdir_fd,
+					 &ds->workdir_record, &lim, &r.st, r.err, sizeof r.err);
+		progress_end();
+	}
+	json_decref(run);
 	r.kept = r.outcome == EXTRACT_HOST_ERROR && record_save(&ds->workdir_record, d->image) == 0 &&
 		 (!d->mapped || view_save(d) == 0);
 	if (!r.kept)
@@ -231,7 +311,7 @@ int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t n)
 		return errmsg(err, n, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(go[1]), close(result[0]);
-		helper(go[0], result[1], ds);
+		helper(go[0], result[1], w, ds);
 	}
 	close(go[0]), close(result[1]);
 	/* Only the helper writes to DIR: the VMM keeps neither its fd nor its
@@ -263,6 +343,17 @@ static int outcome_status(const struct report *r, const char *dir, const char *i
 			fprintf(stderr, "; the program's files could not be kept\n");
 		return EXIT_WORKDIR;
 	}
+	if (r->st.denied)
+		fprintf(stderr, "husk: workdir %s: %llu change%s refused by the file policy (never applied; "
+				"recorded in the audit)\n", shown, (unsigned long long)r->st.denied, r->st.denied == 1 ? "" : "s");
+	if (r->st.stage[0]) {
+		char where[8200];
+		str_escape(r->st.stage, strlen(r->st.stage), where, sizeof where);
+		fprintf(stderr, "husk: workdir %s: %llu change%s staged in %s: husk review|apply|discard %s\n", shown,
+			(unsigned long long)r->st.staged, r->st.staged == 1 ? "" : "s", where, where);
+	}
+	if (r->review_status && !status)
+		status = r->review_status;
 	if (r->st.conflicts)
 		fprintf(stderr, "husk: workdir %s: %llu conflicts with changes made on the host during the run "
 				"(named above; the program's versions are beside them as NAME.husk-conflict)\n",
@@ -275,13 +366,16 @@ static int outcome_status(const struct report *r, const char *dir, const char *i
 	return status;
 }
 
-int writeback_finish(struct writeback *w, struct disks *ds, int status, struct extract_stats *st)
+int writeback_finish(struct writeback *w, struct disks *ds, int status, const char *run, struct extract_stats *st)
 {
 	if (w->go < 0)
 		return status;
 	struct disk *d = &ds->d[ds->workdir];
 	fdatasync(d->fd);
+	uint32_t len = run ? (uint32_t)strlen(run) : 0;
 	full_write(w->go, "g", 1);
+	if (full_write(w->go, &len, sizeof len) == 0 && len)
+		full_write(w->go, run, len);
 	static struct report r;
 	size_t got = 0;
 	while (got < sizeof r) {

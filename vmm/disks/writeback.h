@@ -10,16 +10,23 @@
 #include <sys/types.h>
 #include "disks/disks.h"
 
+struct file_policy;
 struct writeback {
 	int go, result; /* pipe ends held by the VMM; -1: no helper */
 	pid_t pid;
+	/* Set before writeback_start: with either, the changes are staged
+	 * (review/stage.h), then reviewed, or applied as the policy allows. */
+	int review;
+	const struct file_policy *files;
+	int audit; /* the audit file, for the policy's denials (-1: none) */
 };
 
 int writeback_start(struct writeback *w, struct disks *ds, char *err, size_t errlen);
 /* Runs the write-back and returns husk's final status for the run; *st (if
- * not NULL) gets what was written. */
+ * not NULL) gets what was written.  run (JSON text, or NULL): how the run
+ * ended, for a review. */
 struct extract_stats;
-int writeback_finish(struct writeback *w, struct disks *ds, int status, struct extract_stats *st);
+int writeback_finish(struct writeback *w, struct disks *ds, int status, const char *run, struct extract_stats *st);
 /* `husk writeback IMAGE DIR`: applies an image kept by a write-back that
  * could not complete (with IMAGE.record), by the same rules; husk's status. */
 int writeback_retry(const char *image, const char *dir);
