@@ -99,7 +99,9 @@ static int hidden(const char *path)
 
 const char *file_policy_refuses(const struct file_policy *p, const struct file_change *c, uint64_t *total)
 {
-	if (!allowed_path(p, c->path))
+	/* a directory made holds nothing by itself: it is made for what is
+	 * allowed in it (an empty one too) */
+	if ((c->removes || c->type != 'd') && !allowed_path(p, c->path))
 		return "outside --files-allow";
 	if ((p->refuse & FP_HIDDEN) && hidden(c->path))
 		return "a hidden file: --files-refuse hidden";

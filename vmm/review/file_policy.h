@@ -28,7 +28,8 @@ struct file_change {
 
 /* Whether any rule is set. */
 int file_policy_set(const struct file_policy *p);
-/* NULL when the change is allowed (and *total, the bytes allowed so far,
+/* NULL when the change is allowed (a directory made is, unless hidden:
+ * it is made for what goes in it) (and *total, the bytes allowed so far,
  * grows by its size), else why not, as a phrase ("outside --files-allow"). */
 const char *file_policy_refuses(const struct file_policy *p, const struct file_change *c, uint64_t *total);
 /* "symlinks,executables,hidden" (any of them, comma-separated) into FP_*
