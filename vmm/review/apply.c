@@ -17,6 +17,10 @@
 struct applier {
 	struct stage *s;
 	int top;
+	/* the directory of the last change, kept open: changes come in tree
+	 * order, most beside the one before */
+	int last_fd;
+	char last_dir[4096];
 	mode_t umask;
 	int64_t now;
 	unsigned tmp_seq;
@@ -170,10 +174,17 @@ static int put(struct applier *a, json_t *c, int dir, const char *tmp)
 	return json_object_get(c, "data") ? put_data(a, c, dir, tmp) : put_link(a, c, dir, tmp);
 }
 
-/* Removes the host's entry, a directory only when empty. */
-static int remove_entry(int dir, const char *name, const struct stat *s)
+/* Removes the host's entry, a directory only when empty (and then the
+ * directory kept open is no longer to be trusted). */
+static int remove_entry(struct applier *a, int dir, const char *name, const struct stat *s)
 {
-	return unlinkat(dir, name, S_ISDIR(s->st_mode) ? AT_REMOVEDIR : 0);
+	if (!S_ISDIR(s->st_mode))
+		return unlinkat(dir, name, 0);
+	if (a->last_fd >= 0 && a->last_fd != dir) {
+		close(a->last_fd);
+		a->last_fd = -1;
+	}
+	return unlinkat(dir, name, AT_REMOVEDIR);
 }
 
 static void applied(struct applier *a, json_t *c)
@@ -184,12 +195,33 @@ static void applied(struct applier *a, json_t *c)
 	json_object_set_new(c, "state", json_string("applied"));
 }
 
+/* stage_host_parent, through the last change's directory when it is this
+ * one's: the fd is the applier's (never to close). */
+static int parent(struct applier *a, const char *path, int make, char name[256])
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	if (a->last_fd >= 0 && len < sizeof a->last_dir && strlen(a->last_dir) == len && !strncmp(path, a->last_dir, len)) {
+		extract_host_name(slash ? slash + 1 : path, name);
+		return a->last_fd;
+	}
+	int fd = stage_host_parent(a->top, path, make, name);
+	if (fd < 0 || fd == a->top || len >= sizeof a->last_dir)
+		return fd;
+	if (a->last_fd >= 0)
+		close(a->last_fd);
+	a->last_fd = fd;
+	memcpy(a->last_dir, path, len);
+	a->last_dir[len] = 0;
+	return fd;
+}
+
 static void apply_one(struct applier *a, json_t *c)
 {
 	const char *action = change_str(c, "action"), *type = change_str(c, "type");
 	json_t *before = json_object_get(c, "before");
 	char name[256], tmp[64], why[300];
-	int dir = stage_host_parent(a->top, change_str(c, "path"), strcmp(action, "delete") != 0, name);
+	int dir = parent(a, change_str(c, "path"), strcmp(action, "delete") != 0, name);
 	if (dir < 0) {
 		snprintf(why, sizeof why, "its directory on the host: %s", strerror(errno));
 		refuse(a, c, why);
@@ -215,7 +247,7 @@ static void apply_one(struct applier *a, json_t *c)
 		goto out;
 	}
 	if (!strcmp(action, "delete")) {
-		if (remove_entry(dir, name, &s) < 0) {
+		if (remove_entry(a, dir, name, &s) < 0) {
 			refuse(a, c, errno == ENOTEMPTY || errno == EEXIST ? "the host has added to this directory since the run started"
 									    : strerror(errno));
 			goto out;
@@ -257,7 +289,7 @@ static void apply_one(struct applier *a, json_t *c)
 	if (!have)
 		r = extract_rename_noreplace(dir, tmp, name);
 	else if (S_ISDIR(s.st_mode) != !strcmp(type, "dir"))
-		r = remove_entry(dir, name, &s) < 0 ? -1 : extract_rename_noreplace(dir, tmp, name);
+		r = remove_entry(a, dir, name, &s) < 0 ? -1 : extract_rename_noreplace(dir, tmp, name);
 	else
 		r = renameat(dir, tmp, dir, name);
 	if (r < 0) {
@@ -269,8 +301,6 @@ static void apply_one(struct applier *a, json_t *c)
 applied:
 	applied(a, c);
 out:
-	if (dir != a->top)
-		close(dir);
 }
 
 /* Deletions first, deepest first (a directory's entries before it), then
@@ -294,7 +324,7 @@ static int by_order(const void *x, const void *y)
 int stage_apply(struct stage *s, stage_want *want, void *ctx, struct apply_stats *st, char *err, size_t n)
 {
 	memset(st, 0, sizeof *st);
-	struct applier a = { .s = s, .st = st, .now = time(NULL) };
+	struct applier a = { .s = s, .st = st, .now = time(NULL), .last_fd = -1 };
 	a.umask = umask(0);
 	umask(a.umask);
 	const char *workdir = change_str(s->manifest, "workdir");
@@ -322,6 +352,8 @@ int stage_apply(struct stage *s, stage_want *want, void *ctx, struct apply_stats
 	for (i = 0; i < k; i++)
 		apply_one(&a, order[i].c);
 	free(order);
+	if (a.last_fd >= 0)
+		close(a.last_fd);
 	close(a.top);
 	if (stage_settle(s, err, n))
 		return EXIT_WORKDIR;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,8 @@
 #include "disks/copyin.h"
 #include "review/apply.h"
 #include "review/review.h"
+
+extern char **environ;
 
 #define DIFF_LINES 200 /* of one file's diff; the rest is counted */
 #define TEXT_PROBE 8192 /* a NUL in these first bytes: a binary file (as diff and git decide) */
@@ -148,30 +151,33 @@ static void digest(int fd, char out[17])
 }
 
 /* diff -u of the host's file (old, or /dev/null) and the staged one, cut
- * at DIFF_LINES, indented. */
+ * at DIFF_LINES, indented.  Spawned (no copy of husk's memory): once per
+ * file of a large change. */
 static void run_diff(FILE *out, const char *path, int old, int new)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return;
-	fflush(out);
-	pid_t pid = fork();
-	if (pid == 0) {
-		char a[4200], b[4200], oldp[32], newp[32];
-		snprintf(a, sizeof a, "a/%s", path);
-		snprintf(b, sizeof b, "b/%s", path);
-		snprintf(oldp, sizeof oldp, old >= 0 ? "/dev/fd/%d" : "/dev/null", old);
-		snprintf(newp, sizeof newp, "/dev/fd/%d", new);
-		if (old >= 0)
-			fcntl(old, F_SETFD, 0);
-		fcntl(new, F_SETFD, 0);
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		execlp("diff", "diff", "-u", "--label", a, "--label", b, oldp, newp, (char *)NULL);
-		_exit(127);
-	}
+	int o = old >= 0 ? dup(old) : -1, w = dup(new); /* inherited: no close-on-exec */
+	char a[4200], b[4200], oldp[32], newp[32];
+	snprintf(a, sizeof a, "a/%s", path);
+	snprintf(b, sizeof b, "b/%s", path);
+	snprintf(oldp, sizeof oldp, o >= 0 ? "/dev/fd/%d" : "/dev/null", o);
+	snprintf(newp, sizeof newp, "/dev/fd/%d", w);
+	char *argv[] = { "diff", "-u", "--label", a, "--label", b, oldp, newp, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	pid_t pid;
+	int bad = w < 0 || posix_spawnp(&pid, "diff", &fa, NULL, argv, environ) != 0;
+	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);
-	FILE *f = pid > 0 ? fdopen(p[0], "r") : NULL;
+	if (o >= 0)
+		close(o);
+	if (w >= 0)
+		close(w);
+	FILE *f = bad ? NULL : fdopen(p[0], "r");
 	char line[4096];
 	long n = 0;
 	while (f && fgets(line, sizeof line, f))
@@ -183,9 +189,11 @@ static void run_diff(FILE *out, const char *path, int old, int new)
 		fclose(f);
 	else
 		close(p[0]);
-	if (pid > 0)
+	if (!bad)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
+	if (bad)
+		fprintf(out, "    (no diff: diff(1) could not be run)\n");
 }
 
 /* What a file's change does to its contents: a diff for text, sizes and

@@ -360,7 +360,7 @@ static void sort_changes(json_t *changes)
 
 static int write_manifest(int dir, json_t *m, char *err, size_t n)
 {
-	char *text = json_dumps(m, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	char *text = json_dumps(m, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (!text)
 		return errmsg(err, n, "out of memory");
 	int fd = openat(dir, MANIFEST ".new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -530,8 +530,12 @@ int stage_open(const char *path, struct stage *s, char *err, size_t n)
 	if (s->dir < 0)
 		return -1;
 	int fd = openat(s->dir, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	json_error_t je;
-	s->manifest = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
+	struct stat st;
+	char *text = NULL; /* read whole: json_loadfd reads a byte per call */
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1ll << 31) &&
+	    (text = malloc((size_t)st.st_size + 1)) && full_read(fd, text, (size_t)st.st_size) == 0)
+		s->manifest = json_loadb(text, (size_t)st.st_size, JSON_REJECT_DUPLICATES, NULL);
+	free(text);
 	if (fd >= 0)
 		close(fd);
 	s->changes = json_object_get(s->manifest, "changes");
