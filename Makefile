@@ -207,6 +207,7 @@ bench: all $(BUILD)/timeit $(BUILD)/bench/lib_runs
 	bench/density
 	bench/library
 	bench/dask
+	bench/review
 
 # --- fuzzing (libFuzzer: clang, libclang-rt-14-dev) -------------------------
 # tests/fuzz: each target runs FUZZ_SECONDS and prints libFuzzer's "Done N

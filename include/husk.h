@@ -149,6 +149,24 @@ int husk_result_number(const husk_result *r, const char *name, double *value);
  * NULL. */
 const char *husk_result_string(const husk_result *r, const char *name);
 
+/* A run's staged changes (husk run --review, or a file policy whose
+ * changes the host refused): the stage is the end record's
+ * "workdir_stage" (husk_result_string).  These start the husk executable
+ * (husk review|apply|discard), found as for husk_run. */
+
+/* The stage's manifest, its changes as JSON text (husk review STAGE
+ * --json: "changes", each with "path", "action", "type", "state"...),
+ * to release with husk_free; NULL with *err. */
+char *husk_stage_manifest(const char *stage, struct husk_error *err);
+void husk_free(void *p);
+/* Applies the pending changes at or under each of the n paths (n 0:
+ * all) to the workdir: 0; HUSK_EXIT_WORKDIR when some were refused (the
+ * host changed those paths since; they stay staged; *err says which);
+ * -1 with *err when husk could not (not a stage, ...). */
+int husk_stage_apply(const char *stage, const char *const *paths, size_t n, struct husk_error *err);
+/* Drops them (n 0: all; the stage goes when nothing is left): 0, or -1. */
+int husk_stage_discard(const char *stage, const char *const *paths, size_t n, struct husk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

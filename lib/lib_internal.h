@@ -48,6 +48,10 @@ struct husk_result {
 	void *end;            /* the end record (json_t *) */
 };
 
+/* The husk executable to start: configured (if not NULL), $HUSK_BIN, the
+ * one installed beside this library, or PREFIX/bin/husk (buf may hold it). */
+const char *husk_lib_husk_path(const char *configured, char *buf, size_t size);
+
 /* err filled (if not NULL); returns -1. */
 int husk_lib_fail(struct husk_error *err, int code, int errno_value, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

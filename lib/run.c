@@ -55,11 +55,11 @@ int husk_lib_buffer_add(struct buffer *b, const void *data, size_t len)
 /* The husk executable: the config's, $HUSK_BIN, the one installed beside
  * this library (LIBDIR/../bin/husk, as make install puts them, wherever
  * that is), or PREFIX/bin/husk.  buf holds the second-to-last. */
-static const char *husk_path(const husk_config *c, char *buf, size_t size)
+const char *husk_lib_husk_path(const char *configured, char *buf, size_t size)
 {
 	const char *env = getenv("HUSK_BIN");
-	if (c->husk_path)
-		return c->husk_path;
+	if (configured)
+		return configured;
 	if (env && env[0])
 		return env;
 	Dl_info info;
@@ -156,7 +156,7 @@ static int start(const husk_config *c, struct spawn *sp, struct husk_error *err)
 			sp->out[s] = p[0], theirs[s] = p[1];
 	}
 	char path[4096];
-	char **argv = e ? NULL : command_line(c, husk_path(c, path, sizeof path), sp->audit_path);
+	char **argv = e ? NULL : command_line(c, husk_lib_husk_path(c->husk_path, path, sizeof path), sp->audit_path);
 	if (!e && !argv)
 		e = ENOMEM;
 	posix_spawn_file_actions_t fa;

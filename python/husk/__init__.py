@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 from ._lib import ffi, lib
 
 __all__ = [
-    "run", "run_async", "map", "Result", "Policy", "HuskError", "UsageError", "HostError",
+    "run", "run_async", "map", "Result", "Policy", "Stage", "HuskError", "UsageError", "HostError",
     "StartError", "StoppedError", "TaskError", "version",
 ]
 
@@ -99,6 +99,72 @@ class Result:
         """The program exited with status 0."""
         return self.reason == "exit" and self.exit_status == 0
 
+    @property
+    def stage(self) -> Optional["Stage"]:
+        """The workdir's changes, staged (``review=True``, or a file policy
+        some of whose changes the host refused), or None."""
+        path = self.stats.get("workdir_stage")
+        return Stage(path) if path else None
+
+
+class Stage:
+    """A run's staged workdir changes (``husk review|apply|discard``): a
+    directory beside the workdir, DIR.husk-stage-ID.  ``changes`` lists
+    them as data (path, action: create/modify/replace/rename/delete/mode,
+    type, size, mode, state: staged/applied/dropped, "denied" with the file
+    policy's reason, "before": the host's entry when the run started).
+    Diffs: ``husk review STAGE`` on a terminal."""
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = os.fspath(path)
+
+    def manifest(self) -> dict:
+        """The stage's manifest (``husk review STAGE --json``)."""
+        err = ffi.new("struct husk_error *")
+        text = lib.husk_stage_manifest(_b(self.path), err)
+        if text == ffi.NULL:
+            _raise(err)
+        try:
+            return json.loads(ffi.string(text).decode())
+        finally:
+            lib.husk_free(text)
+
+    @property
+    def changes(self) -> list:
+        return self.manifest()["changes"]
+
+    def pending(self) -> list:
+        """The changes still to decide (not applied, dropped or denied)."""
+        return [c for c in self.changes if c["state"] == "staged" and "denied" not in c]
+
+    def apply(self, paths: Sequence[Union[str, os.PathLike]] = ()) -> list:
+        """Applies the pending changes at or under each path (none given:
+        all).  Returns the changes refused because the host changed their
+        paths since the run began (they stay staged): [] when all went in."""
+        err = ffi.new("struct husk_error *")
+        args = [ffi.new("char[]", _b(p)) for p in paths]
+        rc = lib.husk_stage_apply(_b(self.path), args or ffi.NULL, len(args), err)
+        if rc < 0:
+            _raise(err)
+        if not rc:
+            return []
+        wanted = [os.fspath(p).rstrip("/") or "/" for p in paths]
+
+        def selected(c: dict) -> bool:
+            names = [c["path"]] + ([c["from"]] if "from" in c else [])
+            return not wanted or any(n == w or n.startswith(w + "/") for n in names for w in wanted)
+        return [c for c in self.pending() if selected(c)]
+
+    def discard(self, paths: Sequence[Union[str, os.PathLike]] = ()) -> None:
+        """Drops the pending changes at or under each path (none: all)."""
+        err = ffi.new("struct husk_error *")
+        args = [ffi.new("char[]", _b(p)) for p in paths]
+        if lib.husk_stage_discard(_b(self.path), args or ffi.NULL, len(args), err) < 0:
+            _raise(err)
+
+    def __repr__(self) -> str:
+        return f"Stage({self.path!r})"
+
 
 class Policy:
     """A policy file (husk run --policy; its keys in ``husk policy show``),
@@ -161,6 +227,7 @@ def run(program: str, args: Sequence[Union[str, bytes]] = (), *, timeout: Option
         workdir: Union[str, os.PathLike, None] = None, env: Optional[Mapping[str, str]] = None,
         stdin: Union[None, bytes, str, int, Any] = None, stdout: _Output = None, stderr: _Output = None,
         policy: Union[Policy, str, os.PathLike, None] = None, cold: bool = False, image: Optional[str] = None,
+        review: bool = False,
         options: Optional[Mapping[str, Union[str, int, float, bool, None, Sequence[str]]]] = None,
         husk_path: Optional[str] = None) -> Result:
     """Run ``program`` (an image name such as "python" or "lua", a static
@@ -175,7 +242,10 @@ def run(program: str, args: Sequence[Union[str, bytes]] = (), *, timeout: Option
     Result, an fd or file object receives it, a callable gets each chunk
     (bytes) as it comes (return True from it to stop the run).  ``policy``
     is a Policy or a path; ``options`` any other husk run option by its long
-    name (``{"pids": 64, "allow-net": ["example.org:443"], "cold": True}``).
+    name (``{"pids": 64, "allow-net": ["example.org:443"], "cold": True}``,
+    the file policy: ``{"files-allow": ["src/**"], "files-refuse": "hidden"}``).
+    ``review``: the workdir's changes are staged, not written back: the
+    Result's ``stage`` (a Stage) lists them and applies them.
     """
     err = ffi.new("struct husk_error *")
     c = lib.husk_config_new(_b(program))
@@ -208,6 +278,7 @@ def run(program: str, args: Sequence[Union[str, bytes]] = (), *, timeout: Option
         set_option("cpu-time", cpu_time)
         set_option("output-limit", output_limit)
         set_option("cold", cold)
+        set_option("review", review)
         if policy is not None:
             set_option("policy", policy.path if isinstance(policy, Policy) else os.path.abspath(os.fspath(policy)))
         for name, value in (options or {}).items():

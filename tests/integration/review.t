@@ -7,7 +7,7 @@
 # nor where the file policy refuses them (an audit record each).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 47
+plan 50
 ANSWER="/usr/bin/python3 $ROOT/tests/integration/pty_answer.py"
 export HUSK_CACHE=$TMP/cache
 mkdir -m 700 "$HUSK_CACHE"
@@ -177,6 +177,35 @@ ok $? "the review shows a refused change as DENIED"
 "$HUSK" apply "$S" 2>/dev/null
 is "$(od -c "$TMP/wd/blob.bin" | head -1 | tr -s ' ')|$(cat "$TMP/wd/new.txt")" "0000000 b i n \\0 a r y|hello" \
 	"husk apply never applies it"
+
+# A new file may get a deleted one's inode number: a rename only with the same data.
+fresh
+"$HUSK" run --review -w "$TMP/wd" python -c '
+import os
+os.remove("gone.txt"); open("fresh.txt", "w").write("other\n")
+os.rename("c.txt", "c2.txt")' </dev/null >/dev/null 2>&1
+"$HUSK" review "$(stage)" >"$TMP/rev"
+grep -q '^  deleted   gone.txt' "$TMP/rev" && grep -q '^  created   fresh.txt' "$TMP/rev" &&
+	grep -q '^  renamed   c2.txt  (from c.txt)$' "$TMP/rev"
+ok $? "a deleted file and a new one are not a rename; a moved one is"
+
+# The review shows how the run ended, its denials and limits; the audit where the stage is.
+fresh
+"$HUSK" run --review --audit "$TMP/r.jsonl" --timeout 1 -w "$TMP/wd" python -c '
+import os, socket
+open("a.txt", "a").write("x\n")
+try: socket.socket()
+except OSError: pass
+os.sync()
+while True: pass' </dev/null >/dev/null 2>&1
+S=$(stage)
+"$HUSK" review "$S" >"$TMP/rev"
+grep -q '^  the run: timeout, status 124$' "$TMP/rev" && grep -q '^  limit: timeout$' "$TMP/rev" &&
+	grep -q '^  denied: network socket, 1 time(s) (counted by guest)$' "$TMP/rev" && grep -q '^  modified  a.txt' "$TMP/rev"
+ok $? "the review: how the run ended, its limit and its denial, then the changes"
+"$HUSK" audit show "$TMP/r.jsonl" | grep -q "1 change(s) staged in $S (husk review|apply|discard)"
+ok $? "husk audit show says where the changes are staged"
+"$HUSK" discard "$S"
 
 # --- bad input ----------------------------------------------------------------
 "$HUSK" review "$TMP/nothing" >/dev/null 2>"$TMP/err"

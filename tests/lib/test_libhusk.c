@@ -352,6 +352,55 @@ static void threads(void)
 	ok(no_children(), "... no child left");
 }
 
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* --review: the stage in the result, its manifest, a path applied, the
+ * host's change refused, the rest discarded; a bad stage an error. */
+static void staged(const char *tmp)
+{
+	char wd[512], a[600], b[600];
+	snprintf(wd, sizeof wd, "%s/staged", tmp);
+	snprintf(a, sizeof a, "%s/a", wd);
+	snprintf(b, sizeof b, "%s/b", wd);
+	mkdir(wd, 0755);
+	write_file(a, "a\n");
+	write_file(b, "b\n");
+	const char *args[] = { "-e", "for _, n in ipairs({'a', 'b'}) do io.open(n, 'a'):write('more\\n') end", NULL };
+	husk_config *c = prog("lua", args);
+	husk_config_workdir(c, wd, &e);
+	husk_config_set(c, "review", NULL, &e);
+	husk_result *r = husk_run(c, &e);
+	const char *stage = r ? husk_result_string(r, "workdir_stage") : NULL;
+	ok(stage && husk_result_status(r) == 0, "a --review run: its stage in the result (%s)", stage ? stage : e.message);
+	char *m = stage ? husk_stage_manifest(stage, &e) : NULL;
+	ok(m && strstr(m, "\"path\": \"a\"") && strstr(m, "\"action\": \"modify\""), "husk_stage_manifest: the changes as JSON");
+	husk_free(m);
+	write_file(b, "the host's\n");
+	const char *both[] = { "a", "b" };
+	int rc = stage ? husk_stage_apply(stage, both, 2, &e) : -1;
+	ok(rc == HUSK_EXIT_WORKDIR && strstr(e.message, "1 refused"), "husk_stage_apply: the host's change refused (%d: %s)",
+	   rc, e.message);
+	char buf[32] = { 0 };
+	FILE *f = fopen(a, "r");
+	if (f) {
+		fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+	}
+	ok(!strcmp(buf, "a\nmore\n"), "... the other applied");
+	ok(stage && husk_stage_discard(stage, NULL, 0, &e) == 0 && access(stage, F_OK) != 0, "husk_stage_discard: the stage gone");
+	ok(husk_stage_apply("/nonexistent-stage", NULL, 0, &e) == -1 && e.code == HUSK_E_HUSK && e.status == HUSK_EXIT_USAGE &&
+		   strstr(e.message, "nonexistent-stage"), "a bad stage: an error naming it (%s)", e.message);
+	husk_result_free(r);
+	husk_config_free(c);
+}
+
 int main(int argc, char **argv)
 {
 	if (!getenv("HUSK_BIN")) {
@@ -371,6 +420,7 @@ int main(int argc, char **argv)
 	husk_errors();
 	streams();
 	disks(tmp);
+	staged(tmp);
 	threads();
 	many_runs(runs);
 	return tap_done();

@@ -198,3 +198,28 @@ def test_results_pickle():
 def test_version():
     assert husk.version() == subprocess.run([os.environ["HUSK_BIN"], "--version"], capture_output=True,
                                             text=True).stdout.split()[1]
+
+
+def test_review_stage(tmp_path):
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    (wd / "a").write_text("a\n")
+    (wd / "b").write_text("b\n")
+    prog = "open('a', 'a').write('x\\n'); open('b', 'a').write('y\\n'); open('c', 'w').write('z\\n'); open('.env', 'w')"
+    r = husk.run("python", ["-c", prog], workdir=wd, review=True, options={"files-refuse": "hidden"})
+    assert r.ok and r.stage is not None and os.path.isdir(r.stage.path)
+    assert (wd / "a").read_text() == "a\n" and not (wd / "c").exists(), "staged, not applied"
+    changes = {c["path"]: c for c in r.stage.changes}
+    assert {p: c["action"] for p, c in changes.items()} == {".env": "create", "a": "modify", "b": "modify", "c": "create"}
+    assert changes[".env"]["denied"].startswith("a hidden file") and changes["a"]["before"]["size"] == 2
+    assert r.stats["workdir_denied"] == 1 and r.stats["workdir_stage"] == r.stage.path
+    (wd / "b").write_text("the host's\n")
+    refused = r.stage.apply(["a", "b"])
+    assert [c["path"] for c in refused] == ["b"], "the host's change refused, reported as data"
+    assert (wd / "a").read_text() == "a\nx\n" and (wd / "b").read_text() == "the host's\n"
+    assert sorted(c["path"] for c in r.stage.pending()) == ["b", "c"]
+    assert r.stage.apply(["c"]) == [] and (wd / "c").read_text() == "z\n"
+    r.stage.discard()
+    assert not os.path.exists(r.stage.path) and not (wd / ".env").exists()
+    with pytest.raises(husk.UsageError):
+        r.stage.changes  # gone

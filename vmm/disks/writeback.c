@@ -222,7 +222,9 @@ static int stage_view(struct writeback *w, struct disks *ds, json_t *run, const 
 	struct stage s;
 	if (stage_open(path, &s, r->err, sizeof r->err))
 		return EXTRACT_HOST_ERROR;
-	FILE *tty = w->review ? fopen("/dev/tty", "r+e") : NULL;
+	/* asked on the terminal when husk's stderr is one (not from a library
+	 * or a pipeline, whose stderr is a pipe or a file) */
+	FILE *tty = w->review && isatty(2) ? fopen("/dev/tty", "r+e") : NULL;
 	if (tty && !isatty(fileno(tty)))
 		fclose(tty), tty = NULL;
 	struct apply_stats ast = { 0 };

@@ -20,6 +20,7 @@
 #include "disks/copyin.h"
 #include "disks/extract_stream.h"
 #include "disks/workdir_reader.h"
+#include "review/apply.h"
 #include "review/stage.h"
 
 #define MANIFEST "manifest.json"
@@ -37,6 +38,7 @@ struct staged_file {
 
 struct stager {
 	int in, dir, data;
+	int workdir; /* the host's workdir: renames are checked against its files */
 	const struct copyin_record *rec;
 	const struct extract_limits *lim;
 	const struct file_policy *pol;
@@ -302,9 +304,36 @@ static int step(struct stager *s, char *err, size_t n)
 	return k;
 }
 
+/* The host's file at e's path holds what the staged file f does: the same
+ * size and digest. */
+static int same_data(struct stager *s, const struct copyin_entry *e, struct staged_file *f)
+{
+	const char *want = change_str(f->change, "sha256");
+	if (!want || (uint64_t)json_integer_value(json_object_get(f->change, "size")) != e->size)
+		return 0;
+	char name[256], got[2 * SHA256_DIGEST_SIZE + 1];
+	int dir = stage_host_parent(s->workdir, e->path, 0, name);
+	int fd = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir >= 0 && dir != s->workdir)
+		close(dir);
+	if (fd < 0)
+		return 0;
+	struct sha256_ctx h;
+	sha256_init(&h);
+	static uint8_t buf[65536];
+	ssize_t k;
+	while ((k = read(fd, buf, sizeof buf)) > 0)
+		sha256_update(&h, (size_t)k, buf);
+	close(fd);
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_digest(&h, sizeof d, d);
+	hex(d, sizeof d, got);
+	return k == 0 && !strcmp(got, want);
+}
+
 /* After the walk: the recorded names the guest no longer has.  One whose
- * inode the guest has at a new name is a rename (its data may have
- * changed too: the data staged is what the new name gets). */
+ * inode the guest has at a new name, with the same data, is a rename (a
+ * new file can also get a deleted one's inode number: the data tells). */
 static void deletions(struct stager *s)
 {
 	for (size_t i = 0; s->rec && i < s->rec->n; i++) {
@@ -312,8 +341,8 @@ static void deletions(struct stager *s)
 		if (s->seen[i] || !e->path[0])
 			continue;
 		struct staged_file *f = S_ISDIR(e->mode) ? NULL : staged_by_ino(s, e->guest_ino);
-		if (f && !strcmp(change_str(f->change, "action"), "create") &&
-		    !strcmp(change_str(f->change, "type"), type_name(e->mode))) {
+		if (f && !strcmp(change_str(f->change, "action"), "create") && S_ISREG(e->mode) &&
+		    !strcmp(change_str(f->change, "type"), "file") && same_data(s, e, f)) {
 			struct file_change fc = { e->path, 'f', 1, 0, 0 };
 			const char *why = json_object_get(f->change, "denied") ? NULL : file_policy_refuses(s->pol, &fc, &s->total);
 			json_object_set_new(f->change, "action", json_string("rename"));
@@ -418,7 +447,7 @@ int stage_make(const struct workdir_image *img, const struct copyin_record *rec,
 	memset(st, 0, sizeof *st);
 	char id[9], real[PATH_MAX];
 	struct stat top;
-	struct stager s = { .rec = rec, .lim = lim, .pol = pol, .audit = audit_fd, .st = st, .data = -1 };
+	struct stager s = { .rec = rec, .lim = lim, .pol = pol, .audit = audit_fd, .st = st, .data = -1, .workdir = workdir };
 	if (fstat(workdir, &top) < 0) {
 		errmsg_errno(err, n, "workdir");
 		return EXTRACT_HOST_ERROR;
