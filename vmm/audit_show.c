@@ -40,6 +40,14 @@ static double num(json_t *o, const char *key)
 	return json_number_value(json_object_get(o, key));
 }
 
+/* A count of the record, as a whole number: a file's value out of range
+ * (1e300) is shown as the limit, never converted past it. */
+static long long whole(json_t *o, const char *key)
+{
+	double v = num(o, key);
+	return v != v ? 0 : v >= 9e18 ? 9000000000000000000ll : v <= -9e18 ? -9000000000000000000ll : (long long)v;
+}
+
 static struct run *new_run(struct runs *rs, const char *id)
 {
 	struct run *v = realloc(rs->v, (rs->n + 1) * sizeof *v);
@@ -86,9 +94,9 @@ static void read_runs(FILE *f, struct runs *rs)
 
 static const char *when(double t, char *buf, size_t n)
 {
-	time_t s = (time_t)t;
+	time_t s = t > -1e12 && t < 1e12 ? (time_t)t : 0;
 	struct tm tm;
-	if (!gmtime_r(&s, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm))
+	if (!s || !gmtime_r(&s, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm))
 		snprintf(buf, n, "?");
 	return buf;
 }
@@ -126,7 +134,7 @@ static void show_policy(json_t *p)
 		snprintf(cpu, sizeof cpu, "%g s", num(p, "cpu_time"));
 	printf("  policy      memory %s, timeout %s, CPU time %s, output %s, open files %lld, pids %lld, disk %s%s\n",
 	       size_text(num(p, "memory"), mem, sizeof mem), t, cpu, size_text(num(p, "output_limit"), out, sizeof out),
-	       (long long)num(p, "open_files"), (long long)num(p, "pids"), size_text(num(p, "disk"), disk, sizeof disk),
+	       whole(p, "open_files"), whole(p, "pids"), size_text(num(p, "disk"), disk, sizeof disk),
 	       json_is_true(json_object_get(p, "cold")) ? ", cold boot" : "");
 	printf("              datasets: ");
 	print_pairs(json_object_get(p, "ro"), " = ");
@@ -178,11 +186,11 @@ void audit_event_text(FILE *out, json_t *rec)
 		fprintf(out, "denied by the file policy: %s %s (%s)\n", str(rec, "what"), str(rec, "path"), str(rec, "why"));
 	else if (!strcmp(ev, "denial"))
 		fprintf(out, "denied: %s %s, %lld time(s) (counted by %s)\n", str(rec, "kind"), str(rec, "what"),
-			(long long)num(rec, "count"), str(rec, "counted_by"));
+			whole(rec, "count"), str(rec, "counted_by"));
 	else if (!strcmp(ev, "limit")) {
 		fprintf(out, "limit: %s", str(rec, "kind"));
 		if (json_object_get(rec, "count"))
-			fprintf(out, ", %lld time(s)", (long long)num(rec, "count"));
+			fprintf(out, ", %lld time(s)", whole(rec, "count"));
 		if (json_object_get(rec, "counted_by"))
 			fprintf(out, " (counted by %s)", str(rec, "counted_by"));
 		fprintf(out, "\n");
@@ -191,14 +199,14 @@ void audit_event_text(FILE *out, json_t *rec)
 			json_object_get(rec, "name") ? str(rec, "name") : "");
 		if (json_object_get(rec, "addr"))
 			fprintf(out, "%s%s port %lld", json_object_get(rec, "name") ? " " : "", str(rec, "addr"),
-				(long long)num(rec, "port"));
+				whole(rec, "port"));
 		if (json_object_get(rec, "reason"))
 			fprintf(out, " (%s)", str(rec, "reason"));
 		fprintf(out, "\n");
 	} else if (!strcmp(ev, "workdir conflict"))
 		fprintf(out, "workdir conflict: %s (both sides changed it; the host's kept)\n", str(rec, "path"));
 	else if (!strcmp(ev, "host files changed"))
-		fprintf(out, "host files changed during the run: %lld read(s) got EIO\n", (long long)num(rec, "reads"));
+		fprintf(out, "host files changed during the run: %lld read(s) got EIO\n", whole(rec, "reads"));
 	else
 		fprintf(out, "%s\n", ev);
 }
@@ -217,28 +225,28 @@ static void show_end(json_t *e)
 {
 	char a[32], o[32], er[32];
 	printf("  ended       %s, status %lld, after %.3f s (%.3f s CPU)%s%s\n", str(e, "reason"),
-	       (long long)num(e, "status"), num(e, "wall_s"), num(e, "cpu_s"),
+	       whole(e, "status"), num(e, "wall_s"), num(e, "cpu_s"),
 	       json_object_get(e, "start") ? "; start: " : "", str(e, "start"));
 	printf("  resources   guest memory at its peak %s, stdout %s, stderr %s, tasks %lld (%lld at once)\n",
 	       size_text(num(e, "peak_guest_memory"), a, sizeof a), size_text(num(e, "bytes_out"), o, sizeof o),
-	       size_text(num(e, "bytes_err"), er, sizeof er), (long long)num(e, "tasks_created"),
-	       (long long)num(e, "tasks_peak"));
+	       size_text(num(e, "bytes_err"), er, sizeof er), whole(e, "tasks_created"),
+	       whole(e, "tasks_peak"));
 	printf("  files       ");
 	if (num(e, "workdir_files_changed") || num(e, "workdir_bytes_written") || num(e, "workdir_conflicts") ||
 	    num(e, "workdir_failed"))
 		printf("%lld changed in the workdir, %s written back, %lld conflict(s), %lld failed\n",
-		       (long long)num(e, "workdir_files_changed"), size_text(num(e, "workdir_bytes_written"), a, sizeof a),
-		       (long long)num(e, "workdir_conflicts"), (long long)num(e, "workdir_failed"));
+		       whole(e, "workdir_files_changed"), size_text(num(e, "workdir_bytes_written"), a, sizeof a),
+		       whole(e, "workdir_conflicts"), whole(e, "workdir_failed"));
 	else if (num(e, "scratch_bytes_left"))
 		printf("none came back (a scratch /workdir: %s left there, discarded)\n",
 		       size_text(num(e, "scratch_bytes_left"), a, sizeof a));
 	else
 		printf("none changed\n");
 	if (num(e, "workdir_denied"))
-		printf("              %lld change(s) refused by the file policy, never applied\n", (long long)num(e, "workdir_denied"));
+		printf("              %lld change(s) refused by the file policy, never applied\n", whole(e, "workdir_denied"));
 	if (json_is_string(json_object_get(e, "workdir_stage")))
 		printf("              %lld change(s) staged in %s (husk review|apply|discard)\n",
-		       (long long)num(e, "workdir_staged"), str(e, "workdir_stage"));
+		       whole(e, "workdir_staged"), str(e, "workdir_stage"));
 	json_t *ph = json_object_get(e, "phases_ms");
 	if (json_is_object(ph)) {
 		const char *k;

@@ -848,5 +848,7 @@ int main(int argc, char **argv)
 		usage_error("unknown command '%s'", argv[1]);
 	struct options o = { 0 };
 	parse_options(argc - 1, argv + 1, &o, 1);
+	if ((o.review || file_policy_set(&o.files)) && !o.workdir)
+		usage_error("--review and the file policy (--files-*) are about a workdir's changes: give one with -w DIR");
 	return run(&o, 0);
 }

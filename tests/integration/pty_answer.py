@@ -3,7 +3,7 @@
 # pty_answer.py ANSWERS COMMAND [ARGS...]: runs COMMAND on a new
 # pseudo-terminal (its controlling terminal, as a person's shell would give
 # it), answers each question it asks (output ending in "?" and a space)
-# with the next of ANSWERS (separated by ","), copies what it showed to
+# with the next of ANSWERS (separated by ","; "^C" types a Ctrl-C), copies what it showed to
 # stdout and exits with its status.  No more answers, or 60 s without
 # one, ends it (killed: status 137), so a test never hangs.
 import os, pty, select, sys, time
@@ -29,7 +29,8 @@ while True:
             if not answers:
                 os.kill(pid, 9)
                 break
-            os.write(fd, (answers.pop(0) + "\n").encode())
+            a = answers.pop(0)
+            os.write(fd, b"\x03" if a == "^C" else (a + "\n").encode())
     elif time.monotonic() > deadline:
         os.kill(pid, 9)
         break

@@ -7,7 +7,7 @@
 # nor where the file policy refuses them (an audit record each).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 50
+plan 53
 ANSWER="/usr/bin/python3 $ROOT/tests/integration/pty_answer.py"
 export HUSK_CACHE=$TMP/cache
 mkdir -m 700 "$HUSK_CACHE"
@@ -126,6 +126,10 @@ $ANSWER f,y,q "$HUSK" run --review -w "$TMP/wd" python -c "$THREE" >"$TMP/tty"
 S=$(stage)
 is "$(tr '\n' ' ' <"$TMP/wd/a.txt")|$("$HUSK" review "$S" --json | grep -c '"state": "staged"')" "one two more |2" \
 	"quit: what was answered is done, the rest stays staged"
+$ANSWER ^C "$HUSK" run --review -w "$TMP/wd" python -c 'open("c.txt", "a").write("ctrl-c\n")' >"$TMP/tty"
+is "$?:$(ls -d "$TMP"/wd.husk-stage-* | wc -l):$(tr '\n' ' ' <"$TMP/wd/c.txt")" "0:2:c " \
+	"Ctrl-C at the question: nothing applied, the changes kept staged (no hang)"
+rm -rf $(ls -d "$TMP"/wd.husk-stage-* | grep -v "$S")
 $ANSWER k "$HUSK" review "$S" >"$TMP/tty"
 is "$?:$(stage)" "0:$S" "husk review on a terminal, keep: the stage stays"
 $ANSWER a "$HUSK" review "$S" >"$TMP/tty"
@@ -226,4 +230,8 @@ mv "$TMP/wd/old" "$TMP/elsewhere" && ln -s "$TMP/elsewhere" "$TMP/wd/old"
 is "$?:$(ls "$TMP/elsewhere" | tr '\n' ' ')" "123:x " "a directory the host replaced by a symlink is never written through"
 "$HUSK" review >/dev/null 2>&1
 is "$?" 125 "husk review without a stage: usage, status 125"
+"$HUSK" run --review lua -e '' >/dev/null 2>"$TMP/err"
+is "$?:$(grep -c 'give one with -w DIR' "$TMP/err")" "125:1" "--review without a workdir: a usage error naming the fix"
+"$HUSK" run --files-refuse devices -w "$TMP/wd" lua -e '' >/dev/null 2>"$TMP/err"
+is "$?:$(grep -c "unknown kind of file 'devices'" "$TMP/err")" "125:1" "an unknown --files-refuse kind: a usage error naming it"
 done_testing

@@ -244,20 +244,20 @@ static void apply_one(struct applier *a, json_t *c)
 	}
 	if (no) {
 		refuse(a, c, no);
-		goto out;
+		return;
 	}
 	if (!strcmp(action, "delete")) {
 		if (remove_entry(a, dir, name, &s) < 0) {
 			refuse(a, c, errno == ENOTEMPTY || errno == EEXIST ? "the host has added to this directory since the run started"
 									    : strerror(errno));
-			goto out;
+			return;
 		}
 		goto applied;
 	}
 	if (!strcmp(action, "mode")) {
 		if (fchmodat(dir, name, (mode_t)num(c, "mode") & 0777, 0) < 0) {
 			refuse(a, c, strerror(errno));
-			goto out;
+			return;
 		}
 		goto applied;
 	}
@@ -277,13 +277,13 @@ static void apply_one(struct applier *a, json_t *c)
 		}
 		if (fdir >= 0 && fdir != a->top)
 			close(fdir);
-		goto out;
+		return;
 	}
 	/* create, modify, replace: a temporary, renamed into place */
 	if (put(a, c, dir, tmp) < 0) {
 		refuse(a, c, strerror(errno));
 		unlinkat(dir, tmp, !strcmp(type, "dir") ? AT_REMOVEDIR : 0);
-		goto out;
+		return;
 	}
 	int r;
 	if (!have)
@@ -296,11 +296,10 @@ static void apply_one(struct applier *a, json_t *c)
 		int e = errno;
 		unlinkat(dir, tmp, !strcmp(type, "dir") ? AT_REMOVEDIR : 0);
 		refuse(a, c, e == EEXIST ? "the host has made this path during the apply" : strerror(e));
-		goto out;
+		return;
 	}
 applied:
 	applied(a, c);
-out:
 }
 
 /* Deletions first, deepest first (a directory's entries before it), then
