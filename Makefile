@@ -209,6 +209,26 @@ bench: all $(BUILD)/timeit $(BUILD)/bench/lib_runs
 	bench/dask
 	bench/review
 
+# husk bench's peers, from Debian: the sandboxes, lua5.4 (the lua
+# workload's native run), matplotlib and rsvg-convert (the plots), and a
+# Debian cloud kernel for QEMU's microvm, unpacked into build/bench-deps
+# (never installed into /boot).
+BENCH_DEB_PACKAGES := bubblewrap firejail runsc qemu-system-x86 lua5.4 python3-matplotlib librsvg2-bin cpio
+.PHONY: bench-deps bench-report
+bench-deps:
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BENCH_DEB_PACKAGES)
+	@mkdir -p $(BUILD)/bench-deps
+	@set -e; cd $(BUILD)/bench-deps; rm -f *.deb; \
+		k=$$(apt-cache depends linux-image-cloud-amd64 | awk '/Depends: linux-image-/ { print $$2; exit }'); \
+		apt-get download -q "$$k"; dpkg-deb --fsys-tarfile "$$k"_*.deb | tar -x --wildcards './boot/vmlinuz-*'; \
+		mv boot/vmlinuz-* . && rmdir boot && rm -f *.deb; ls vmlinuz-*
+
+# The README's performance section and docs/bench.svg, from one husk bench
+# report (between the README's "husk bench report" markers).
+bench-report: all
+	./husk bench --runs 200 --workload print,lua --json $(BUILD)/bench-report.json --plot docs/bench.svg \
+		--update-readme README.md
+
 # --- fuzzing (libFuzzer: clang, libclang-rt-14-dev) -------------------------
 # tests/fuzz: each target runs FUZZ_SECONDS and prints libFuzzer's "Done N
 # runs" line; fuzz-smoke is the short run for CI.  A crash fails either one
@@ -285,11 +305,13 @@ install: all $(IMAGE_INFO)
 			if [ -f "$$f" ]; then $(INSTALL) -m 0644 "$$f" '$(INSTALL_IMAGES)/'; fi; \
 		done; \
 	done
+	$(INSTALL) -m 0644 bench/husk_bench.py bench/husk_bench_plot.py '$(INSTALL_IMAGES)/'
 	$(INSTALL) -m 0644 docs/husk.1 '$(INSTALL_MAN1)/husk.1'
 	$(INSTALL) -m 0644 docs/husk.bash-completion '$(INSTALL_BASHCOMP)/husk'
 
 uninstall:
 	rm -f '$(INSTALL_BIN)/husk' '$(INSTALL_MAN1)/husk.1' '$(INSTALL_BASHCOMP)/husk'
+	rm -f '$(INSTALL_IMAGES)/husk_bench.py' '$(INSTALL_IMAGES)/husk_bench_plot.py'
 	rm -f '$(INSTALL_LIB)/libhusk.so.$(LIB_VERSION)' '$(INSTALL_LIB)/$(LIB_SONAME)' '$(INSTALL_LIB)/libhusk.so' \
 		'$(INSTALL_LIB)/libhusk.a' '$(INSTALL_INCLUDE)/husk.h' '$(INSTALL_PC)/husk.pc'
 	rm -rf '$(INSTALL_PY)'

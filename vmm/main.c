@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 #include "audit.h"
+#include "bench.h"
 #include "cache.h"
 #include "boot_fdt.h"
 #include "sandbox/confine.h"
@@ -833,6 +834,8 @@ int main(int argc, char **argv)
 		return cache_command(argc, argv);
 	if (!strcmp(argv[1], "audit"))
 		return audit_show_command(argc, argv);
+	if (!strcmp(argv[1], "bench"))
+		return bench_command(argc, argv);
 	if (!strcmp(argv[1], "review") || !strcmp(argv[1], "apply") || !strcmp(argv[1], "discard"))
 		return review_command(argc, argv);
 	if (!strcmp(argv[1], "writeback")) {

@@ -18,7 +18,7 @@ is "$st" 0 "make install DESTDIR=... PREFIX=/usr succeeds"
 [ "$st" -eq 0 ] || sed 's/^/# /' "$TMP/make.log"
 
 is "$(cd "$DEST" && find . \( -type f -o -type l \) | sort | tr '\n' ' ')" \
-	"./usr/bin/husk ./usr/include/husk.h ./usr/lib/husk/lua ./usr/lib/husk/lua.info ./usr/lib/husk/python ./usr/lib/husk/python.disk ./usr/lib/husk/python.env ./usr/lib/husk/python.info ./usr/lib/libhusk.a ./usr/lib/libhusk.so ./usr/lib/libhusk.so.0 ./usr/lib/libhusk.so.0.1.0 ./usr/lib/pkgconfig/husk.pc ./usr/lib/python3/dist-packages/husk/__init__.py ./usr/lib/python3/dist-packages/husk/_lib.py ./usr/lib/python3/dist-packages/husk/husk.h ./usr/lib/python3/dist-packages/husk/py.typed ./usr/share/bash-completion/completions/husk ./usr/share/man/man1/husk.1 " \
+	"./usr/bin/husk ./usr/include/husk.h ./usr/lib/husk/husk_bench.py ./usr/lib/husk/husk_bench_plot.py ./usr/lib/husk/lua ./usr/lib/husk/lua.info ./usr/lib/husk/python ./usr/lib/husk/python.disk ./usr/lib/husk/python.env ./usr/lib/husk/python.info ./usr/lib/libhusk.a ./usr/lib/libhusk.so ./usr/lib/libhusk.so.0 ./usr/lib/libhusk.so.0.1.0 ./usr/lib/pkgconfig/husk.pc ./usr/lib/python3/dist-packages/husk/__init__.py ./usr/lib/python3/dist-packages/husk/_lib.py ./usr/lib/python3/dist-packages/husk/husk.h ./usr/lib/python3/dist-packages/husk/py.typed ./usr/share/bash-completion/completions/husk ./usr/share/man/man1/husk.1 " \
 	"exactly husk, the images (no staging dirs or stdlib zip), libhusk, its header, pkg-config file and Python package, the man page and the completion"
 [ -x "$DEST/usr/bin/husk" ] && [ -x "$DEST/usr/lib/husk/lua" ] && [ -x "$DEST/usr/lib/husk/python" ] &&
 	[ ! -x "$DEST/usr/lib/husk/python.disk" ]
