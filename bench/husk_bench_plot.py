@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-PHASES = ["prepare", "create", "load", "run", "destroy", "write_back", "process"]
+PHASES = ["prepare", "create", "load", "guest_start", "program", "destroy", "write_back", "process"]
 
 
 def plot(report, path):

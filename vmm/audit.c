@@ -183,6 +183,8 @@ void audit_end(int fd, const struct run_record *r, const struct husk_report *g)
 	for (int i = 0; end && phases && i < PHASES; i++)
 		json_object_set_new(phases, phase_names[i], json_real(phase_ms(r, i)));
 	json_object_set_new(end, "phases_ms", phases);
+	if (r->program_s >= 0)
+		json_object_set_new(end, "program_ms", json_real(1000 * r->program_s));
 	json_object_set_new(end, "start", json_string(r->start ? r->start : "cold"));
 	if (r->workdir_denied || r->workdir_stage) {
 		json_object_set_new(end, "workdir_denied", json_integer((json_int_t)r->workdir_denied));
@@ -213,4 +215,7 @@ void stats_print(const struct run_record *r)
 	fprintf(stderr, "husk: phases (ms):");
 	for (int i = 0; i < PHASES; i++)
 		fprintf(stderr, " %s %.2f%s", phase_names[i], phase_ms(r, i), i + 1 < PHASES ? "," : "\n");
+	if (r->program_s >= 0)
+		fprintf(stderr, "husk: of the run, the program's own (ms): %.2f (its first instruction to its exit; "
+				"the rest is the guest kernel's start or restore)\n", 1000 * r->program_s);
 }

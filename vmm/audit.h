@@ -42,6 +42,7 @@ struct run_record {
 	unsigned tasks_created, tasks_peak;
 	int network;                   /* the run had a network: its broker recorded each resolve and connect */
 	double phase_s[PHASES];
+	double program_s;              /* of the run phase, the program's own: its first instruction to its exit (-1: unknown) */
 	const char *start;             /* how the VM began: "cold", "snapshot" (restored), "cold, snapshot saved" */
 	const char *snapshot;          /* ... the snapshot's file name, or NULL */
 };

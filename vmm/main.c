@@ -658,6 +658,19 @@ static int run_vm(struct session *s)
 	return status;
 }
 
+/* The program's own time in the run phase, from the guest's TSC at its
+ * first instruction and at its exit (the guest's word: shown, checked to
+ * fit in the phase, used for nothing else); -1 when not known. */
+static double program_seconds(const struct session *s)
+{
+	uint64_t a = s->guest.tsc_program, b = s->guest.tsc_exit;
+	double ran = s->phase_s[PHASE_RAN] - s->phase_s[PHASE_LOADED];
+	if (!a || b <= a || !s->vm.tsc_khz)
+		return -1;
+	double t = (double)(b - a) / ((double)s->vm.tsc_khz * 1000.0);
+	return t <= ran ? t : -1;
+}
+
 /* What the write-back did, for the record. */
 static void record_writeback(struct run_record *rec, const struct extract_stats *w)
 {
@@ -720,6 +733,7 @@ static int report(struct session *s, int status)
 	free(run);
 	phase_done(s, PHASE_WRITTEN_BACK);
 	memcpy(rec.phase_s, s->phase_s, sizeof rec.phase_s);
+	rec.program_s = program_seconds(s);
 	rec.start = s->snap_saved ? "cold, snapshot saved" : s->snap_use == SNAPSHOT_RESTORE ? "snapshot" : "cold";
 	rec.snapshot = s->snap_use == SNAPSHOT_RESTORE || s->snap_saved ? s->snap.name : NULL;
 	disks_release(&s->disks);

@@ -114,6 +114,7 @@ void kprintf(const char *fmt, ...)
 
 _Noreturn void halt_exit(int status)
 {
+	REPORT->tsc_exit = rdtsc();
 	for (;;)
 		outl(HUSK_PORT_EXIT, (uint32_t)status);
 }

@@ -161,9 +161,12 @@ static void exec_first(void)
 
 _Noreturn void program_start(void)
 {
-	if (!boot.entry) /* on the first task's kernel stack: the boot stack is too small for an exec */
+	if (!boot.entry) { /* on the first task's kernel stack: the boot stack is too small for an exec */
+		REPORT->tsc_program = rdtsc();
 		run_on_stack(kstack_top, exec_first);
+	}
 	struct strlist argv = { boot.argv, boot.argv_len, boot.argc }, envp = { boot.envp, boot.envp_len, boot.envc };
 	uintptr_t sp = stack_build(mem_stack_top(), &argv, &envp, 0, boot.entry, boot.phdr, boot.phnum, 0);
+	REPORT->tsc_program = rdtsc();
 	enter_program(boot.entry, sp);
 }

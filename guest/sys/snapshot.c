@@ -80,6 +80,8 @@ void snapshot_point(int level)
 	console_bring_up();
 	outl(HUSK_PORT_READY, 0);
 	take_run_parameters();
+	if (level == HUSK_SNAPSHOT_PROGRAM) /* the program goes on from here */
+		REPORT->tsc_program = rdtsc();
 }
 
 long sys_husk_ready(long op, char *buf, size_t len)

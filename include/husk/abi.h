@@ -150,6 +150,11 @@ struct husk_report {
 	unsigned int tasks_peak;             /* the most alive at once */
 	unsigned int by_instruction;         /* of the calls, those made by the `syscall` instruction */
 	unsigned int syscall_sites;          /* `syscall` sites made fast entries (arch/syscall_rewrite.c) */
+	/* The guest's TSC when the program's first instruction ran (or the
+	 * restored program went on) and at the exit: the VMM places the first
+	 * in its own clock from the second (--stats, husk bench; not trusted
+	 * for anything else). */
+	unsigned long tsc_program, tsc_exit;
 };
 #endif
 

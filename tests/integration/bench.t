@@ -46,8 +46,8 @@ for w in r["workloads"]:
     f = s["flaky"]
     check(f["status"] == "failed" and f["failures"] == 2 and f["ratio_p50"] is None, w["name"] + ": a peer that failed in some runs has no ratio")
     ph = w["phases_p50_ms"]
-    check(set(ph) == {"husk-snapshot", "husk-cold"} and all(set(p) == {"prepare", "create", "load", "run", "destroy", "write_back", "process"}
-          and p["run"] > 0 for p in ph.values()), w["name"] + ": husk's phases, p50 each")
+    check(set(ph) == {"husk-snapshot", "husk-cold"} and all(set(p) == {"prepare", "create", "load", "guest_start", "program", "destroy", "write_back", "process"}
+          and p["program"] > 0 and p["guest_start"] > 0 for p in ph.values()), w["name"] + ": husk's phases, p50 each")
 EOF2
 is "$(grep -vc '^ok ' "$TMP/checks")" 0 "the report's JSON: every check holds"
 grep -v '^ok ' "$TMP/checks" | sed 's/^/# /'
