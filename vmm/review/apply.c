@@ -75,9 +75,7 @@ int stage_host_parent(int top, const char *path, int make, char name[256])
 	return at;
 }
 
-/* The host's entry is the one copied in, unchanged since (a directory:
- * the same directory). */
-static int unchanged(const struct stat *s, json_t *before)
+int stage_unchanged(const struct stat *s, json_t *before)
 {
 	if (!before || (uint64_t)s->st_dev != (uint64_t)num(before, "dev") || (uint64_t)s->st_ino != (uint64_t)num(before, "ino"))
 		return 0;
@@ -239,7 +237,7 @@ static void apply_one(struct applier *a, json_t *c)
 		no = strcmp(action, "delete") ? "the host has removed it since the run started" : NULL;
 		if (!no)
 			goto applied; /* gone on the host too */
-	} else if (!unchanged(&s, before)) {
+	} else if (!stage_unchanged(&s, before)) {
 		no = "the host has changed it since the run started";
 	}
 	if (no) {
@@ -266,7 +264,7 @@ static void apply_one(struct applier *a, json_t *c)
 		char last[256];
 		struct stat from;
 		int fdir = stage_host_parent(a->top, change_str(c, "from"), 0, last);
-		if (fdir < 0 || fstatat(fdir, last, &from, AT_SYMLINK_NOFOLLOW) < 0 || !unchanged(&from, before))
+		if (fdir < 0 || fstatat(fdir, last, &from, AT_SYMLINK_NOFOLLOW) < 0 || !stage_unchanged(&from, before))
 			refuse(a, c, "its old name on the host has changed or gone since the run started");
 		else if (put(a, c, dir, tmp) == 0 && extract_rename_noreplace(dir, tmp, name) == 0 &&
 			 unlinkat(fdir, last, 0) == 0)

@@ -20,6 +20,10 @@ struct apply_stats {
  * make: its fd (top itself for the top's entries; else to close) and the
  * last name as written on the host in name; -1 (errno). */
 int stage_host_parent(int top, const char *path, int make, char name[256]);
+/* The host's entry s is the one copied in (a change's "before"), unchanged
+ * since (a directory: the same directory). */
+struct stat;
+int stage_unchanged(const struct stat *s, json_t *before);
 /* Which changes (c, the i-th of the stage's) an apply or a drop takes. */
 typedef int stage_want(json_t *c, size_t i, void *ctx);
 /* The changes at or under one of the paths (a struct stage_paths *; none

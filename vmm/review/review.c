@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +48,9 @@ static const char *verb(json_t *c)
 	return "?";
 }
 
-/* The host's entry at path now: an fd of it (O_PATH-free: opened to read,
- * files only) in *fd (-1: none), and whether it is still what was copied
- * in (before) or missing where nothing was. */
+/* Whether the host's entry at the change's path (a rename: its old name)
+ * is still what was copied in, or missing where nothing was; a regular
+ * file's fd in *fd (to read; -1: none). */
 static int host_now(int top, json_t *c, int *fd)
 {
 	char name[256];
@@ -63,11 +62,7 @@ static int host_now(int top, json_t *c, int *fd)
 		return top >= 0 && !json_object_get(c, "before");
 	int have = fstatat(dir, name, &s, AT_SYMLINK_NOFOLLOW) == 0;
 	json_t *b = json_object_get(c, "before");
-	int same = !have ? !b || !strcmp(change_str(c, "action"), "delete")
-			 : b && (uint64_t)s.st_dev == (uint64_t)num(b, "dev") && (uint64_t)s.st_ino == (uint64_t)num(b, "ino") &&
-				   (S_ISDIR(s.st_mode) || ((uint64_t)s.st_size == (uint64_t)num(b, "size") &&
-							   copyin_ns(s.st_mtim) == num(b, "mtime_ns") &&
-							   copyin_ns(s.st_ctim) == num(b, "ctime_ns")));
+	int same = !have ? !b || !strcmp(change_str(c, "action"), "delete") : stage_unchanged(&s, b);
 	if (have && S_ISREG(s.st_mode))
 		*fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir != top)
@@ -134,20 +129,6 @@ static int probe_binary(int fd)
 	char buf[TEXT_PROBE];
 	ssize_t k = fd < 0 ? 0 : pread(fd, buf, sizeof buf, 0);
 	return k > 0 && memchr(buf, 0, (size_t)k) != NULL;
-}
-
-static void digest(int fd, char out[17])
-{
-	struct sha256_ctx h;
-	sha256_init(&h);
-	static uint8_t buf[65536];
-	ssize_t k;
-	for (off_t off = 0; (k = pread(fd, buf, sizeof buf, off)) > 0; off += k)
-		sha256_update(&h, (size_t)k, buf);
-	uint8_t d[SHA256_DIGEST_SIZE];
-	sha256_digest(&h, sizeof d, d);
-	for (int i = 0; i < 8; i++)
-		sprintf(out + 2 * i, "%02x", d[i]);
 }
 
 /* diff -u of the host's file (old, or /dev/null) and the staged one, cut
@@ -217,11 +198,12 @@ static void show_contents(FILE *out, struct stage *s, int top, json_t *c)
 		host_now(top, c, &old);
 	}
 	if (probe_binary(new) || probe_binary(old)) {
-		char a[16], b[16], d1[17] = "", d2[17];
+		char a[16], b[16], d1[65] = "", d2[65] = "";
 		struct stat st;
 		if (old >= 0 && fstat(old, &st) == 0)
-			digest(old, d1);
-		digest(new, d2);
+			stage_sha256(old, d1);
+		stage_sha256(new, d2);
+		d1[16] = d2[16] = 0; /* 64 bits shown: enough to tell */
 		if (old >= 0)
 			fprintf(out, "    binary: %s, sha256 %s... -> %s, sha256 %s...\n",
 				size_text((double)st.st_size, a, sizeof a), d1, size_text((double)num(c, "size"), b, sizeof b), d2);

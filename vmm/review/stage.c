@@ -304,6 +304,20 @@ static int step(struct stager *s, char *err, size_t n)
 	return k;
 }
 
+int stage_sha256(int fd, char out[65])
+{
+	struct sha256_ctx h;
+	sha256_init(&h);
+	static uint8_t buf[65536];
+	ssize_t k;
+	for (off_t off = 0; (k = pread(fd, buf, sizeof buf, off)) > 0; off += k)
+		sha256_update(&h, (size_t)k, buf);
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_digest(&h, sizeof d, d);
+	hex(d, sizeof d, out);
+	return k < 0 ? -1 : 0;
+}
+
 /* The host's file at e's path holds what the staged file f does: the same
  * size and digest. */
 static int same_data(struct stager *s, const struct copyin_entry *e, struct staged_file *f)
@@ -311,24 +325,16 @@ static int same_data(struct stager *s, const struct copyin_entry *e, struct stag
 	const char *want = change_str(f->change, "sha256");
 	if (!want || (uint64_t)json_integer_value(json_object_get(f->change, "size")) != e->size)
 		return 0;
-	char name[256], got[2 * SHA256_DIGEST_SIZE + 1];
+	char name[256], got[65];
 	int dir = stage_host_parent(s->workdir, e->path, 0, name);
 	int fd = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir >= 0 && dir != s->workdir)
 		close(dir);
 	if (fd < 0)
 		return 0;
-	struct sha256_ctx h;
-	sha256_init(&h);
-	static uint8_t buf[65536];
-	ssize_t k;
-	while ((k = read(fd, buf, sizeof buf)) > 0)
-		sha256_update(&h, (size_t)k, buf);
+	int r = stage_sha256(fd, got);
 	close(fd);
-	uint8_t d[SHA256_DIGEST_SIZE];
-	sha256_digest(&h, sizeof d, d);
-	hex(d, sizeof d, got);
-	return k == 0 && !strcmp(got, want);
+	return r == 0 && !strcmp(got, want);
 }
 
 /* After the walk: the recorded names the guest no longer has.  One whose

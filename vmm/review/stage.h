@@ -53,6 +53,9 @@ void stage_close(struct stage *s);
 /* Opens a change's staged data (data/N): an fd, or -1. */
 int stage_data_open(const struct stage *s, json_t *change);
 
+/* The SHA-256 of fd's data (read with pread) in hex: 0, or -1. */
+int stage_sha256(int fd, char out[65]);
+
 /* A change's fields, read from its manifest entry. */
 static inline const char *change_str(json_t *c, const char *key)
 {
