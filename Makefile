@@ -226,7 +226,7 @@ bench-deps:
 # The README's performance section and docs/bench.svg, from one husk bench
 # report (between the README's "husk bench report" markers).
 bench-report: all
-	./husk bench --runs 200 --workload print,lua --json $(BUILD)/bench-report.json --plot docs/bench.svg \
+	./husk bench --runs 200 --json $(BUILD)/bench-report.json --plot docs/bench.svg \
 		--update-readme README.md
 
 # --- fuzzing (libFuzzer: clang, libclang-rt-14-dev) -------------------------
