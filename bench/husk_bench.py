@@ -174,6 +174,16 @@ def run_once(cmd, cwd, timeout):
             os.close(fd)
 
 
+def husk_isolation(audit):
+    """The isolation husk's start record says the run got."""
+    with open(audit) as f:
+        iso = next(r for r in map(json.loads, f) if r.get("event") == "start")["isolation"]
+    text = "a KVM virtual machine (own guest kernel); the VMM "
+    text += ("in " + ", ".join(iso["namespaces"]) + " namespaces") if iso.get("namespaces") else "in no namespace"
+    text += ", seccomp" + (", an empty root" if iso.get("empty_root") else "")
+    return text + (f" (missing: {iso['missing']})" if iso.get("missing") else "")
+
+
 def wanted(out, expect, sandbox):
     if sandbox == "qemu-microvm":  # the console carries the kernel's lines too
         return expect.strip() in out.replace(b"\r", b"").split(b"\n")
@@ -245,7 +255,14 @@ def measure(args):
                 if cmd and s in broken:
                     cmd, reason = None, broken[s]
                 elif cmd:  # a probe: the peer works here, in reasonable time
-                    dt, ok, out, err = run_once(cmd, os.path.join(tmp, "wd-" + s), args.probe_timeout)
+                    probe = cmd
+                    if s.startswith("husk"):  # husk says what isolation it got, in its audit
+                        audit = os.path.join(tmp, "probe.jsonl")
+                        probe = cmd[:2] + ["--audit", audit] + cmd[2:]
+                    dt, ok, out, err = run_once(probe, os.path.join(tmp, "wd-" + s), args.probe_timeout)
+                    if ok and s.startswith("husk"):
+                        e["isolation"] = husk_isolation(audit)
+                        os.unlink(audit)
                     if not ok or not wanted(out, expect, s):
                         last = (err.strip().splitlines() or [b"no output"])[-1].decode(errors="replace")
                         cmd, reason = None, f"does not work here: {last[:200]}"
