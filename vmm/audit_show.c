@@ -29,10 +29,19 @@ struct runs {
 	long skipped; /* lines that were not a JSON object with an "event" */
 };
 
+/* A string of the record, as the terminal may show it: a file's (or a
+ * guest's: paths, names) control characters and bytes beyond ASCII escaped
+ * (\xNN).  Eight at a time stay valid. */
 static const char *str(json_t *o, const char *key)
 {
-	const char *s = json_string_value(json_object_get(o, key));
-	return s ? s : "";
+	static char buf[8][1024];
+	static unsigned next;
+	json_t *v = json_object_get(o, key);
+	const char *s = json_string_value(v);
+	if (!s)
+		return "";
+	char *out = buf[next++ % 8];
+	return str_escape(s, json_string_length(v), out, sizeof buf[0]);
 }
 
 static double num(json_t *o, const char *key)

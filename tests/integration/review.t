@@ -7,7 +7,7 @@
 # nor where the file policy refuses them (an audit record each).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 53
+plan 54
 ANSWER="/usr/bin/python3 $ROOT/tests/integration/pty_answer.py"
 export HUSK_CACHE=$TMP/cache
 mkdir -m 700 "$HUSK_CACHE"
@@ -210,6 +210,16 @@ ok $? "the review: how the run ended, its limit and its denial, then the changes
 "$HUSK" audit show "$TMP/r.jsonl" | grep -q "1 change(s) staged in $S (husk review|apply|discard)"
 ok $? "husk audit show says where the changes are staged"
 "$HUSK" discard "$S"
+
+# What the program wrote never reaches the terminal raw: names and diff lines escaped.
+fresh
+"$HUSK" run --review -w "$TMP/wd" python -c '
+open("\x1b[2Jname", "w").write("a \x1b]0;title\x07 b \u00e9\n")' </dev/null >/dev/null 2>&1
+"$HUSK" review "$(stage)" >"$TMP/rev"
+! grep -q "$(printf '\033')" "$TMP/rev" && grep -q '^    +a \\x1b\]0;title\\x07 b é$' "$TMP/rev" &&
+	grep -q '^  created   \\x1b\[2Jname' "$TMP/rev"
+ok $? "control characters in names and contents are shown escaped (UTF-8 text as it is)"
+"$HUSK" discard "$(stage)"
 
 # --- bad input ----------------------------------------------------------------
 "$HUSK" review "$TMP/nothing" >/dev/null 2>"$TMP/err"

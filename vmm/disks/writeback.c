@@ -200,11 +200,6 @@ static int extract_view(int image, const struct copyin_map *map, const uint64_t 
 	return r;
 }
 
-static void interrupted(int sig)
-{
-	(void)sig;
-}
-
 /* A staged write-back: the changes into a stage beside the workdir; then,
  * with --review, the review on the terminal (or the stage kept, without
  * one); else applied as far as the file policy allows. */
@@ -235,11 +230,6 @@ static int stage_view(struct writeback *w, struct disks *ds, json_t *run, const 
 	struct apply_stats ast = { 0 };
 	struct stage_paths all = { NULL, 0 };
 	if (tty) {
-		/* Ctrl-C (or a hang-up) at a question: the answer is "keep them
-		 * staged" (the read is interrupted, not restarted) */
-		struct sigaction sa = { .sa_handler = interrupted };
-		for (int i = 0; i < 4; i++)
-			sigaction((int[]){ SIGINT, SIGTERM, SIGHUP, SIGQUIT }[i], &sa, NULL);
 		r->review_status = review_session(&s, tty, tty, &ast);
 		fclose(tty);
 	} else if (!w->review) {

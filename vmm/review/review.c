@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +133,33 @@ static int probe_binary(int fd)
 	return k > 0 && memchr(buf, 0, (size_t)k) != NULL;
 }
 
+/* One line of a diff as the terminal gets it: the program wrote the data,
+ * so every control character (C0 but tab, DEL, C1 as U+0080..U+009F) and
+ * every byte that is not well-formed UTF-8 is shown escaped (\xNN): a
+ * file cannot move the cursor, retitle the window or answer for the
+ * reader. */
+static void put_line(FILE *out, const char *line, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)line[i];
+		size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		int good = n && i + n <= len;
+		for (size_t k = 1; good && k < n; k++)
+			good = ((unsigned char)line[i + k] & 0xc0) == 0x80;
+		if (good && n == 2 && c == 0xc2 && (unsigned char)line[i + 1] < 0xa0)
+			good = 0; /* a C1 control */
+		if (good && n == 1 && ((c < 0x20 && c != '\t') || c == 0x7f))
+			good = 0;
+		if (good) {
+			fwrite(line + i, 1, n, out);
+			i += n;
+		} else {
+			fprintf(out, "\\x%02x", c);
+			i++;
+		}
+	}
+}
+
 /* diff -u of the host's file (old, or /dev/null) and the staged one, cut
  * at DIFF_LINES, indented.  Spawned (no copy of husk's memory): once per
  * file of a large change. */
@@ -140,9 +169,10 @@ static void run_diff(FILE *out, const char *path, int old, int new)
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return;
 	int o = old >= 0 ? dup(old) : -1, w = dup(new); /* inherited: no close-on-exec */
-	char a[4200], b[4200], oldp[32], newp[32];
-	snprintf(a, sizeof a, "a/%s", path);
-	snprintf(b, sizeof b, "b/%s", path);
+	char a[4200], b[4200], oldp[32], newp[32], shown_path[4096];
+	str_escape(path, strlen(path), shown_path, sizeof shown_path); /* labels on one line, no controls */
+	snprintf(a, sizeof a, "a/%s", shown_path);
+	snprintf(b, sizeof b, "b/%s", shown_path);
 	snprintf(oldp, sizeof oldp, o >= 0 ? "/dev/fd/%d" : "/dev/null", o);
 	snprintf(newp, sizeof newp, "/dev/fd/%d", w);
 	char *argv[] = { "diff", "-u", "--label", a, "--label", b, oldp, newp, NULL };
@@ -161,9 +191,15 @@ static void run_diff(FILE *out, const char *path, int old, int new)
 	FILE *f = bad ? NULL : fdopen(p[0], "r");
 	char line[4096];
 	long n = 0;
-	while (f && fgets(line, sizeof line, f))
-		if (n++ < DIFF_LINES)
-			fprintf(out, "    %s%s", line, strchr(line, '\n') ? "" : "\n");
+	while (f && fgets(line, sizeof line, f)) {
+		if (n++ >= DIFF_LINES)
+			continue;
+		size_t len = strlen(line);
+		int nl = len && line[len - 1] == '\n';
+		fputs("    ", out);
+		put_line(out, line, len - (size_t)nl);
+		fputc('\n', out);
+	}
 	if (n > DIFF_LINES)
 		fprintf(out, "    ... %ld more lines of diff\n", n - DIFF_LINES);
 	if (f)
@@ -254,16 +290,46 @@ static void summary(FILE *out, struct stage *s, int top, int contents)
 
 /* ---- asking -------------------------------------------------------------- */
 
+/* A stop signal (Ctrl-C, a hang-up) during the questions: the answer is
+ * "keep them staged". */
+static volatile sig_atomic_t interrupted;
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* One line from the terminal: its first key if one of keys, else asked
+ * again; 0 at the end of input or when interrupted.  Read with poll and
+ * read (no stdio buffer): a signal before the read cannot be missed. */
 static int answer(FILE *in, FILE *out, const char *question, const char *keys)
 {
+	int fd = fileno(in);
 	for (;;) {
 		fprintf(out, "%s ", question);
 		fflush(out);
-		char line[64];
-		if (!fgets(line, sizeof line, in))
+		char line[256];
+		size_t n = 0;
+		while (!interrupted && n < sizeof line - 1) {
+			struct pollfd p = { fd, POLLIN, 0 };
+			if (poll(&p, 1, 100) <= 0)
+				continue;
+			ssize_t k = read(fd, line + n, sizeof line - 1 - n);
+			if (k <= 0)
+				return 0;
+			n += (size_t)k;
+			if (line[n - 1] == '\n')
+				break;
+		}
+		if (interrupted) {
+			fputc('\n', out);
 			return 0;
+		}
+		line[n] = 0;
 		char k = line[strspn(line, " \t")];
-		if (k && strchr(keys, k))
+		if (k && k != '\n' && strchr(keys, k))
 			return k;
 		fprintf(out, "  (one of: %s)\n", keys);
 	}
@@ -361,14 +427,18 @@ int review_session(struct stage *s, FILE *in, FILE *out, struct apply_stats *ast
 			fprintf(out, "husk: %s\n", err);
 		goto out;
 	}
-	char q[200];
-	snprintf(q, sizeof q, "apply [a]ll %zu, [n]one (discard them), [f]ile by file, or [k]eep them staged?", n);
-	int k = answer(in, out, q, "anfk");
 	unsigned char *v = calloc(json_array_size(s->changes) + 1, 1);
 	if (!v) {
 		status = EXIT_INTERNAL;
 		goto out;
 	}
+	struct sigaction sa = { .sa_handler = on_interrupt }, old[4];
+	interrupted = 0;
+	for (int i = 0; i < 4; i++)
+		sigaction(stop_signals[i], &sa, &old[i]);
+	char q[200];
+	snprintf(q, sizeof q, "apply [a]ll %zu, [n]one (discard them), [f]ile by file, or [k]eep them staged?", n);
+	int k = answer(in, out, q, "anfk");
 	if (k == 'a' || k == 'n')
 		memset(v, k == 'a' ? 1 : 2, json_array_size(s->changes));
 	else if (k == 'f')
@@ -392,6 +462,8 @@ int review_session(struct stage *s, FILE *in, FILE *out, struct apply_stats *ast
 		fprintf(out, "; nothing left staged\n");
 	free(v);
 	*ast = st;
+	for (int i = 0; i < 4; i++)
+		sigaction(stop_signals[i], &old[i], NULL);
 out:
 	if (top >= 0)
 		close(top);
