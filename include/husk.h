@@ -159,6 +159,11 @@ const char *husk_result_string(const husk_result *r, const char *name);
  * to release with husk_free; NULL with *err. */
 char *husk_stage_manifest(const char *stage, struct husk_error *err);
 void husk_free(void *p);
+/* The change at path (a rename: either name) as a unified diff against
+ * the host's file (husk review STAGE --diff PATH: diff -u's text; a binary
+ * file's sizes and SHA-256; empty for a change without contents), to
+ * release with husk_free; NULL with *err. */
+char *husk_stage_diff(const char *stage, const char *path, struct husk_error *err);
 /* Applies the pending changes at or under each of the n paths (n 0:
  * all) to the workdir: 0; HUSK_EXIT_WORKDIR when some were refused (the
  * host changed those paths since; they stay staged; *err says which);

@@ -111,6 +111,17 @@ char *husk_stage_manifest(const char *stage, struct husk_error *err)
 	return husk_command("review", stage, json, 1, &out, err) == 0 ? out : NULL;
 }
 
+char *husk_stage_diff(const char *stage, const char *path, struct husk_error *err)
+{
+	if (!path) {
+		husk_lib_fail(err, HUSK_E_INVALID, 0, "no path given");
+		return NULL;
+	}
+	const char *args[] = { "--diff", path };
+	char *out = NULL;
+	return husk_command("review", stage, args, 2, &out, err) == 0 ? out : NULL;
+}
+
 int husk_stage_apply(const char *stage, const char *const *paths, size_t n, struct husk_error *err)
 {
 	int status = husk_command("apply", stage, paths, n, NULL, err);

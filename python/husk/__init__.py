@@ -112,8 +112,8 @@ class Stage:
     directory beside the workdir, DIR.husk-stage-ID.  ``changes`` lists
     them as data (path, action: create/modify/replace/rename/delete/mode,
     type, size, mode, state: staged/applied/dropped, "denied" with the file
-    policy's reason, "before": the host's entry when the run started).
-    Diffs: ``husk review STAGE`` on a terminal."""
+    policy's reason, "before": the host's entry when the run started);
+    ``diff(path)`` the change as a unified diff."""
 
     def __init__(self, path: Union[str, os.PathLike]):
         self.path = os.fspath(path)
@@ -132,6 +132,19 @@ class Stage:
     @property
     def changes(self) -> list:
         return self.manifest()["changes"]
+
+    def diff(self, path: Union[str, os.PathLike]) -> str:
+        """The change at ``path`` as a unified diff against the host's file
+        (a binary file: its sizes and SHA-256; "" for a change without
+        contents)."""
+        err = ffi.new("struct husk_error *")
+        text = lib.husk_stage_diff(_b(self.path), _b(path), err)
+        if text == ffi.NULL:
+            _raise(err)
+        try:
+            return ffi.string(text).decode("utf-8", errors="replace")
+        finally:
+            lib.husk_free(text)
 
     def pending(self) -> list:
         """The changes still to decide (not applied, dropped or denied)."""

@@ -7,7 +7,7 @@
 # nor where the file policy refuses them (an audit record each).
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 54
+plan 55
 ANSWER="/usr/bin/python3 $ROOT/tests/integration/pty_answer.py"
 export HUSK_CACHE=$TMP/cache
 mkdir -m 700 "$HUSK_CACHE"
@@ -63,6 +63,13 @@ grep -q '^  renamed   sub/to.txt  (from sub/from.txt)$' "$TMP/rev" && grep -q '^
 ok $? "a rename, and a symlink with its target"
 grep -q '^  the run: exit, status 0$' "$TMP/rev"
 ok $? "how the run ended"
+"$HUSK" review "$S" --diff a.txt >"$TMP/diff"
+is "$(cat "$TMP/diff")" "--- a/a.txt
++++ b/a.txt
+@@ -1,2 +1,3 @@
+ one
+ two
++more" "husk review STAGE --diff PATH: one change's diff, as diff wrote it"
 "$HUSK" review "$S" --json | /usr/bin/python3 -c '
 import json, sys
 m = json.load(sys.stdin)

@@ -382,6 +382,9 @@ static void staged(const char *tmp)
 	char *m = stage ? husk_stage_manifest(stage, &e) : NULL;
 	ok(m && strstr(m, "\"path\": \"a\"") && strstr(m, "\"action\": \"modify\""), "husk_stage_manifest: the changes as JSON");
 	husk_free(m);
+	char *d = stage ? husk_stage_diff(stage, "a", &e) : NULL;
+	ok(d && strstr(d, "+++ b/a\n") && strstr(d, "+more\n"), "husk_stage_diff: a change as a unified diff");
+	husk_free(d);
 	write_file(b, "the host's\n");
 	const char *both[] = { "a", "b" };
 	int rc = stage ? husk_stage_apply(stage, both, 2, &e) : -1;

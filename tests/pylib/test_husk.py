@@ -213,6 +213,9 @@ def test_review_stage(tmp_path):
     assert {p: c["action"] for p, c in changes.items()} == {".env": "create", "a": "modify", "b": "modify", "c": "create"}
     assert changes[".env"]["denied"].startswith("a hidden file") and changes["a"]["before"]["size"] == 2
     assert r.stats["workdir_denied"] == 1 and r.stats["workdir_stage"] == r.stage.path
+    assert r.stage.diff("a") == "--- a/a\n+++ b/a\n@@ -1 +1,2 @@\n a\n+x\n", r.stage.diff("a")
+    with pytest.raises(husk.UsageError):
+        r.stage.diff("no-such-path")
     (wd / "b").write_text("the host's\n")
     refused = r.stage.apply(["a", "b"])
     assert [c["path"] for c in refused] == ["b"], "the host's change refused, reported as data"

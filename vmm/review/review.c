@@ -163,7 +163,7 @@ static void put_line(FILE *out, const char *line, size_t len)
 /* diff -u of the host's file (old, or /dev/null) and the staged one, cut
  * at DIFF_LINES, indented.  Spawned (no copy of husk's memory): once per
  * file of a large change. */
-static void run_diff(FILE *out, const char *path, int old, int new)
+static void run_diff(FILE *out, const char *path, int old, int new, int raw)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -192,6 +192,10 @@ static void run_diff(FILE *out, const char *path, int old, int new)
 	char line[4096];
 	long n = 0;
 	while (f && fgets(line, sizeof line, f)) {
+		if (raw) { /* for a program: the diff as diff wrote it */
+			fputs(line, out);
+			continue;
+		}
 		if (n++ >= DIFF_LINES)
 			continue;
 		size_t len = strlen(line);
@@ -214,8 +218,9 @@ static void run_diff(FILE *out, const char *path, int old, int new)
 }
 
 /* What a file's change does to its contents: a diff for text, sizes and
- * digests for binary data. */
-static void show_contents(FILE *out, struct stage *s, int top, json_t *c)
+ * digests for binary data; raw: for a program (no indent, no cut, no
+ * escapes: the diff's bytes). */
+static void show_contents(FILE *out, struct stage *s, int top, json_t *c, int raw)
 {
 	const char *action = change_str(c, "action");
 	if (strcmp(change_str(c, "type"), "file") || json_object_get(c, "denied") || !json_object_get(c, "data") ||
@@ -239,14 +244,16 @@ static void show_contents(FILE *out, struct stage *s, int top, json_t *c)
 		if (old >= 0 && fstat(old, &st) == 0)
 			stage_sha256(old, d1);
 		stage_sha256(new, d2);
-		d1[16] = d2[16] = 0; /* 64 bits shown: enough to tell */
+		if (!raw)
+			d1[16] = d2[16] = 0; /* 64 bits shown: enough to tell */
+		fputs(raw ? "" : "    ", out);
 		if (old >= 0)
-			fprintf(out, "    binary: %s, sha256 %s... -> %s, sha256 %s...\n",
+			fprintf(out, "binary: %s, sha256 %s... -> %s, sha256 %s...\n",
 				size_text((double)st.st_size, a, sizeof a), d1, size_text((double)num(c, "size"), b, sizeof b), d2);
 		else
-			fprintf(out, "    binary: %s, sha256 %s...\n", size_text((double)num(c, "size"), b, sizeof b), d2);
+			fprintf(out, "binary: %s, sha256 %s...\n", size_text((double)num(c, "size"), b, sizeof b), d2);
 	} else {
-		run_diff(out, change_str(c, "path"), old, new);
+		run_diff(out, change_str(c, "path"), old, new, raw);
 	}
 	if (old >= 0)
 		close(old);
@@ -284,7 +291,7 @@ static void summary(FILE *out, struct stage *s, int top, int contents)
 		}
 		change_line(out, c, top, inside);
 		if (contents)
-			show_contents(out, s, top, c);
+			show_contents(out, s, top, c, 0);
 	}
 }
 
@@ -380,7 +387,7 @@ static void one_by_one(struct stage *s, int top, FILE *in, FILE *out, unsigned c
 		if (quit || !pending(c) || has_inside(s, i, c))
 			continue;
 		change_line(out, c, top, 0);
-		show_contents(out, s, top, c);
+		show_contents(out, s, top, c, 0);
 		int k = answer(in, out, "  apply this change: [y]es, [n]o, or [q]uit and keep the rest staged?", "ynq");
 		if (k == 'y')
 			v[i] = 1;
@@ -472,12 +479,35 @@ out:
 
 /* ---- the commands --------------------------------------------------------- */
 
+/* husk review STAGE --diff PATH: the change at PATH (a rename: at either
+ * name) as a diff, for a program (the library); escaped on a terminal. */
+static int review_diff(struct stage *s, const char *path)
+{
+	char err[512];
+	size_t i;
+	json_t *c;
+	json_array_foreach(s->changes, i, c) {
+		const char *from = change_str(c, "from");
+		if (strcmp(change_str(c, "path"), path) && !(from && !strcmp(from, path)))
+			continue;
+		int top = copyin_open_dir(change_str(s->manifest, "workdir"), err, sizeof err);
+		show_contents(stdout, s, top, c, !isatty(1));
+		if (top >= 0)
+			close(top);
+		return 0;
+	}
+	char p[600];
+	fprintf(stderr, "husk: review: no change at %s in %s\n", shown(path, p), s->path);
+	return EXIT_USAGE;
+}
+
 int review_command(int argc, char **argv)
 {
 	const char *cmd = argv[1];
 	int json = argc > 3 && !strcmp(cmd, "review") && !strcmp(argv[3], "--json");
-	if (argc < 3 || argv[2][0] == '-' || (!strcmp(cmd, "review") && argc > 3 + json)) {
-		fprintf(stderr, "usage: husk review STAGE [--json]\n"
+	const char *diff = argc == 5 && !strcmp(cmd, "review") && !strcmp(argv[3], "--diff") ? argv[4] : NULL;
+	if (argc < 3 || argv[2][0] == '-' || (!strcmp(cmd, "review") && !diff && argc > 3 + json)) {
+		fprintf(stderr, "usage: husk review STAGE [--json | --diff PATH]\n"
 				"       husk apply STAGE [PATH...]\n"
 				"       husk discard STAGE [PATH...]\n");
 		return EXIT_USAGE;
@@ -490,7 +520,9 @@ int review_command(int argc, char **argv)
 	}
 	struct stage_paths paths = { argv + 3, argc - 3 };
 	int status = 0;
-	if (!strcmp(cmd, "review") && json) {
+	if (diff) {
+		status = review_diff(&s, diff);
+	} else if (!strcmp(cmd, "review") && json) {
 		status = json_dumpf(s.manifest, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ? EXIT_INTERNAL : 0;
 		printf("\n");
 	} else if (!strcmp(cmd, "review")) {
