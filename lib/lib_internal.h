@@ -5,6 +5,7 @@
 #define HUSK_LIB_INTERNAL_H
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include "husk.h"
 
 #include "version.h"
@@ -51,6 +52,9 @@ struct husk_result {
 /* The husk executable to start: configured (if not NULL), $HUSK_BIN, the
  * one installed beside this library, or PREFIX/bin/husk (buf may hold it). */
 const char *husk_lib_husk_path(const char *configured, char *buf, size_t size);
+
+/* Waits for husk: its exit status (128 + signal if it was killed), or -1. */
+int husk_lib_wait(pid_t pid);
 
 /* err filled (if not NULL); returns -1. */
 int husk_lib_fail(struct husk_error *err, int code, int errno_value, const char *fmt, ...)

@@ -272,8 +272,7 @@ static int pump(const husk_config *c, struct spawn *sp, struct buffer out[3], ch
 	return failed ? -1 : 0;
 }
 
-/* husk's exit status (128 + signal if it was killed). */
-static int wait_for(pid_t pid)
+int husk_lib_wait(pid_t pid)
 {
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
@@ -315,7 +314,7 @@ husk_result *husk_run(const husk_config *c, struct husk_error *err)
 	char tail[TAIL_MAX + 1];
 	size_t tail_len = 0;
 	int pumped = pump(c, &sp, out, tail, &tail_len, err);
-	int status = wait_for(sp.pid);
+	int status = husk_lib_wait(sp.pid);
 	tail[tail_len] = 0;
 	char *audit = read_all(sp.audit);
 	spawn_close(&sp);

@@ -8,7 +8,6 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "lib_internal.h"
 
@@ -83,10 +82,8 @@ static int husk_command(const char *cmd, const char *stage, const char *const *a
 	for (int i = 0; i < 2; i++)
 		if (p[i].fd >= 0)
 			close(p[i].fd);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	int status = husk_lib_wait(pid);
+	failed |= status < 0;
 	char *line = b[1].data ? b[1].data : "";
 	size_t len = b[1].len;
 	while (len && line[len - 1] == '\n')

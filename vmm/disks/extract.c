@@ -257,6 +257,38 @@ void extract_host_name(const char *name, char out[256])
 	out[i] = 0;
 }
 
+int extract_host_parent(int top, const char *path, int make, char name[256])
+{
+	int at = top;
+	const char *p = path;
+	for (const char *slash; (slash = strchr(p, '/')); p = slash + 1) {
+		char part[256], hn[256];
+		snprintf(part, sizeof part, "%.*s", (int)(slash - p), p);
+		extract_host_name(part, hn);
+		int sub = openat(at, hn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 && errno == ENOENT && make && mkdirat(at, hn, 0777) == 0)
+			sub = openat(at, hn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		if (at != top)
+			close(at);
+		if (sub < 0)
+			return errno = e == ELOOP ? ENOTDIR : e, -1;
+		at = sub;
+	}
+	extract_host_name(p, name);
+	return at;
+}
+
+int extract_host_open(int top, const char *path)
+{
+	char name[256];
+	int dir = extract_host_parent(top, path, 0, name);
+	int fd = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir >= 0 && dir != top)
+		close(dir);
+	return fd;
+}
+
 /* name becomes NAME.husk-conflict, or .2, .3 ... if that is taken; 0 or
  * an errno. */
 static int conflict_name(int dirfd, char name[256])
@@ -283,8 +315,7 @@ enum place { P_NEW, P_REPLACE, P_CONFLICT, P_DONE, P_FAILED };
 
 static struct timespec clamp_time(struct writer *w, int64_t t)
 {
-	/* a file from the future would confuse make and backup tools */
-	return (struct timespec){ t < 0 ? 0 : t > w->now ? w->now : t, 0 };
+	return extract_clamp_time(t, w->now);
 }
 
 /* The host already holds what the program made there (a retried
@@ -380,8 +411,7 @@ static int move_into_place(struct writer *w, struct level *l, const char *tmp, c
 
 static mode_t file_mode(struct writer *w, const struct rec *r, const struct copyin_entry *e)
 {
-	mode_t m = r->mode & 0777; /* never set-id bits: the files become the host user's */
-	return e && (e->mode & 0777) == m ? m : m & ~w->umask;
+	return extract_file_mode(r->mode, e ? (int)e->mode : -1, w->umask);
 }
 
 static void remember(struct writer *w, uint32_t gino, int dirfd, const char *name)
@@ -482,21 +512,10 @@ static int write_symlink(struct writer *w, struct level *l, const char *name, co
 static int link_source(struct writer *w, char *first, uint32_t gino, int *dirfd, char **last)
 {
 	const struct copyin_entry *e = w->rec ? copyin_find(w->rec, first) : NULL;
-	int at = w->root, bad = 0;
-	char *p = first;
-	for (char *slash; !bad && (slash = strchr(p, '/')); p = slash + 1) {
-		*slash = 0;
-		char hn[256];
-		extract_host_name(p, hn);
-		int sub = openat(at, hn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (at != w->root)
-			close(at);
-		at = sub, bad = sub < 0;
-	}
 	static char hn[256];
-	extract_host_name(p, hn);
+	int at = extract_host_parent(w->root, first, 0, hn);
 	struct stat s;
-	int ok = !bad && fstatat(at, hn, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(s.st_mode);
+	int ok = at >= 0 && fstatat(at, hn, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(s.st_mode);
 	if (ok) {
 		struct rec want = { .type = R_LINK, .ino = gino };
 		ok = already_there(w, &s, &want) || (e && e->guest_ino == gino && host_unchanged(w, &s, e));
@@ -624,12 +643,6 @@ static void leave_dir(struct writer *w, struct level *l, struct level *parent)
 
 /* ---- the walk -------------------------------------------------------------- */
 
-static int valid_name(const char *s, size_t len)
-{
-	return len && len < 256 && !memchr(s, '/', len) && !memchr(s, 0, len) && !(len == 1 && s[0] == '.') &&
-	       !(len == 2 && s[0] == '.' && s[1] == '.');
-}
-
 /* The program left this entry alone: the name it was copied to, the inode
  * it was copied into, never written by the guest. */
 static int untouched(const struct rec *r, const struct copyin_entry *e)
@@ -715,7 +728,7 @@ static int step(struct writer *w, char *err, size_t n)
 	if (plen)
 		w->path[plen++] = '/';
 	memcpy(w->path + plen, name, r.name_len + 1);
-	int valid = valid_name(name, r.name_len);
+	int valid = stream_valid_name(name, r.name_len);
 	if (r.type == R_DIR) {
 		if (depth == MAX_DEPTH)
 			return errmsg(err, n, "%s", reader_error(RE_DEPTH));

@@ -11,6 +11,7 @@
 #define HUSK_EXTRACT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include "disks/copyin.h"
 
 struct extract_limits {
@@ -55,6 +56,27 @@ int workdir_extract(const struct workdir_image *img, int dirfd, const struct cop
  * host: control characters become '_' (a name with a newline would surprise
  * the user's scripts and tools). */
 void extract_host_name(const char *name, char out[256]);
+/* The host directory holding path (from the workdir's top, fd top), walked
+ * with extract_host_name's names and without following a symlink, missing
+ * directories made on the way when make: its fd (top itself for the top's
+ * entries; else to close) and the last name in name; -1 (errno). */
+int extract_host_parent(int top, const char *path, int make, char name[256]);
+/* The host's file at path, so walked, opened to read: an fd, or -1. */
+int extract_host_open(int top, const char *path);
+/* An mtime as written on the host: never before the epoch, never after
+ * now (a file from the future would confuse make and backup tools). */
+static inline struct timespec extract_clamp_time(int64_t t, int64_t now)
+{
+	return (struct timespec){ t < 0 ? 0 : t > now ? now : t, 0 };
+}
+/* The permissions a file gets on the host: its own when the host's version
+ * (before_mode, -1: none) had the same, else with the user's umask; never
+ * set-id bits: the files become the host user's. */
+static inline unsigned extract_file_mode(unsigned mode, int before_mode, unsigned umask_bits)
+{
+	unsigned m = mode & 0777;
+	return before_mode >= 0 && ((unsigned)before_mode & 0777) == m ? m : m & ~umask_bits;
+}
 /* Renames tmp to name in dirfd unless name exists (EEXIST); file systems
  * without RENAME_NOREPLACE get a check, then a rename. */
 int extract_rename_noreplace(int dirfd, const char *tmp, const char *name);

@@ -50,6 +50,14 @@ static inline int stream_untouched(const struct copyin_entry *e, uint32_t ino, u
 	return e && !touched && e->guest_ino == ino && (mode & 0170000) == (e->mode & 0170000);
 }
 
+/* A name the writer (and the stage) takes from the stream: not empty, not
+ * "." or "..", no '/' or NUL, under 256 bytes. */
+static inline int stream_valid_name(const char *s, unsigned long len)
+{
+	return len && len < 256 && !__builtin_memchr(s, '/', len) && !__builtin_memchr(s, 0, len) &&
+	       !(len == 1 && s[0] == '.') && !(len == 2 && s[0] == '.' && s[1] == '.');
+}
+
 #define MAX_DEPTH COPYIN_MAX_DEPTH /* the bound of the copy-in, both ways */
 #define MAX_PATH ((MAX_DEPTH + 1) * 256)
 #endif

@@ -27,16 +27,6 @@ struct applier {
 	struct apply_stats *st;
 };
 
-static int64_t num(json_t *o, const char *key)
-{
-	return (int64_t)json_integer_value(json_object_get(o, key));
-}
-
-static int pending(json_t *c)
-{
-	return !strcmp(change_str(c, "state"), "staged") && !json_object_get(c, "denied");
-}
-
 int stage_want_paths(json_t *c, size_t i, void *ctx)
 {
 	const struct stage_paths *w = ctx;
@@ -53,35 +43,13 @@ int stage_want_paths(json_t *c, size_t i, void *ctx)
 	return w->n == 0;
 }
 
-int stage_host_parent(int top, const char *path, int make, char name[256])
-{
-	int at = top;
-	const char *p = path;
-	for (const char *slash; (slash = strchr(p, '/')); p = slash + 1) {
-		char part[256], hn[256];
-		snprintf(part, sizeof part, "%.*s", (int)(slash - p), p);
-		extract_host_name(part, hn);
-		int sub = openat(at, hn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0 && errno == ENOENT && make && mkdirat(at, hn, 0777) == 0)
-			sub = openat(at, hn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int e = errno;
-		if (at != top)
-			close(at);
-		if (sub < 0)
-			return errno = e == ELOOP ? ENOTDIR : e, -1;
-		at = sub;
-	}
-	extract_host_name(p, name);
-	return at;
-}
-
 int stage_unchanged(const struct stat *s, json_t *before)
 {
-	if (!before || (uint64_t)s->st_dev != (uint64_t)num(before, "dev") || (uint64_t)s->st_ino != (uint64_t)num(before, "ino"))
+	if (!before || (uint64_t)s->st_dev != (uint64_t)change_num(before, "dev") || (uint64_t)s->st_ino != (uint64_t)change_num(before, "ino"))
 		return 0;
 	return S_ISDIR(s->st_mode) ||
-	       ((uint64_t)s->st_size == (uint64_t)num(before, "size") && copyin_ns(s->st_mtim) == num(before, "mtime_ns") &&
-		copyin_ns(s->st_ctim) == num(before, "ctime_ns"));
+	       ((uint64_t)s->st_size == (uint64_t)change_num(before, "size") && copyin_ns(s->st_mtim) == change_num(before, "mtime_ns") &&
+		copyin_ns(s->st_ctim) == change_num(before, "ctime_ns"));
 }
 
 static void refuse(struct applier *a, json_t *c, const char *why)
@@ -95,16 +63,13 @@ static void refuse(struct applier *a, json_t *c, const char *why)
 
 static struct timespec clamp_time(struct applier *a, int64_t t)
 {
-	return (struct timespec){ t < 0 ? 0 : t > a->now ? a->now : t, 0 };
+	return extract_clamp_time(t, a->now);
 }
 
-/* The permissions a file gets: its own when the host's version had the
- * same, else with the user's umask (never set-id bits). */
 static mode_t file_mode(struct applier *a, json_t *c)
 {
-	mode_t m = (mode_t)num(c, "mode") & 0777;
 	json_t *b = json_object_get(c, "before");
-	return b && ((mode_t)num(b, "mode") & 0777) == m ? m : m & ~a->umask;
+	return extract_file_mode((unsigned)change_num(c, "mode"), b ? (int)change_num(b, "mode") : -1, a->umask);
 }
 
 /* The staged data into a temporary in dir: a hard link of the stage's copy
@@ -115,7 +80,7 @@ static int put_data(struct applier *a, json_t *c, int dir, const char *tmp)
 	if (in < 0)
 		return -1;
 	char name[48];
-	snprintf(name, sizeof name, "data/%lld", (long long)num(c, "data"));
+	snprintf(name, sizeof name, "data/%lld", (long long)change_num(c, "data"));
 	int fd = -1, r = 0;
 	if (linkat(a->s->dir, name, dir, tmp, 0) == 0)
 		fd = openat(dir, tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -137,7 +102,7 @@ static int put_data(struct applier *a, json_t *c, int dir, const char *tmp)
 	close(in);
 	if (fd < 0)
 		return errno = e, -1;
-	struct timespec t[2] = { clamp_time(a, num(c, "mtime")), clamp_time(a, num(c, "mtime")) };
+	struct timespec t[2] = { clamp_time(a, change_num(c, "mtime")), clamp_time(a, change_num(c, "mtime")) };
 	if (!r && (fchmod(fd, file_mode(a, c)) < 0 || futimens(fd, t) < 0))
 		r = -1;
 	e = errno;
@@ -150,7 +115,7 @@ static int put_data(struct applier *a, json_t *c, int dir, const char *tmp)
 static int put_link(struct applier *a, json_t *c, int dir, const char *tmp)
 {
 	char last[256];
-	int at = stage_host_parent(a->top, change_str(c, "link_to"), 0, last);
+	int at = extract_host_parent(a->top, change_str(c, "link_to"), 0, last);
 	if (at < 0)
 		return -1;
 	int r = linkat(at, last, dir, tmp, 0);
@@ -164,11 +129,11 @@ static int put(struct applier *a, json_t *c, int dir, const char *tmp)
 {
 	const char *type = change_str(c, "type");
 	if (!strcmp(type, "symlink")) {
-		struct timespec t[2] = { clamp_time(a, num(c, "mtime")), clamp_time(a, num(c, "mtime")) };
+		struct timespec t[2] = { clamp_time(a, change_num(c, "mtime")), clamp_time(a, change_num(c, "mtime")) };
 		return symlinkat(change_str(c, "target"), dir, tmp) < 0 || utimensat(dir, tmp, t, AT_SYMLINK_NOFOLLOW) < 0 ? -1 : 0;
 	}
 	if (!strcmp(type, "dir"))
-		return mkdirat(dir, tmp, ((mode_t)num(c, "mode") & 0777 & ~a->umask) | 0700);
+		return mkdirat(dir, tmp, ((mode_t)change_num(c, "mode") & 0777 & ~a->umask) | 0700);
 	return json_object_get(c, "data") ? put_data(a, c, dir, tmp) : put_link(a, c, dir, tmp);
 }
 
@@ -189,11 +154,11 @@ static void applied(struct applier *a, json_t *c)
 {
 	a->st->applied++;
 	if (!strcmp(change_str(c, "type"), "file") && strcmp(change_str(c, "action"), "delete"))
-		a->st->bytes += (uint64_t)num(c, "size");
+		a->st->bytes += (uint64_t)change_num(c, "size");
 	json_object_set_new(c, "state", json_string("applied"));
 }
 
-/* stage_host_parent, through the last change's directory when it is this
+/* extract_host_parent, through the last change's directory when it is this
  * one's: the fd is the applier's (never to close). */
 static int parent(struct applier *a, const char *path, int make, char name[256])
 {
@@ -203,7 +168,7 @@ static int parent(struct applier *a, const char *path, int make, char name[256])
 		extract_host_name(slash ? slash + 1 : path, name);
 		return a->last_fd;
 	}
-	int fd = stage_host_parent(a->top, path, make, name);
+	int fd = extract_host_parent(a->top, path, make, name);
 	if (fd < 0 || fd == a->top || len >= sizeof a->last_dir)
 		return fd;
 	if (a->last_fd >= 0)
@@ -253,7 +218,7 @@ static void apply_one(struct applier *a, json_t *c)
 		goto applied;
 	}
 	if (!strcmp(action, "mode")) {
-		if (fchmodat(dir, name, (mode_t)num(c, "mode") & 0777, 0) < 0) {
+		if (fchmodat(dir, name, (mode_t)change_num(c, "mode") & 0777, 0) < 0) {
 			refuse(a, c, strerror(errno));
 			return;
 		}
@@ -263,7 +228,7 @@ static void apply_one(struct applier *a, json_t *c)
 	if (!strcmp(action, "rename")) { /* the new name made, then the old one goes */
 		char last[256];
 		struct stat from;
-		int fdir = stage_host_parent(a->top, change_str(c, "from"), 0, last);
+		int fdir = extract_host_parent(a->top, change_str(c, "from"), 0, last);
 		if (fdir < 0 || fstatat(fdir, last, &from, AT_SYMLINK_NOFOLLOW) < 0 || !stage_unchanged(&from, before))
 			refuse(a, c, "its old name on the host has changed or gone since the run started");
 		else if (put(a, c, dir, tmp) == 0 && extract_rename_noreplace(dir, tmp, name) == 0 &&
@@ -331,8 +296,8 @@ int stage_apply(struct stage *s, stage_want *want, void *ctx, struct apply_stats
 		return EXIT_USAGE;
 	size_t i, k = 0, total = json_array_size(s->changes);
 	struct step *order = calloc(total ? total : 1, sizeof *order);
-	int bad = fstat(a.top, &t) < 0 || (uint64_t)t.st_dev != (uint64_t)num(s->manifest, "workdir_dev") ||
-		  (uint64_t)t.st_ino != (uint64_t)num(s->manifest, "workdir_ino");
+	int bad = fstat(a.top, &t) < 0 || (uint64_t)t.st_dev != (uint64_t)change_num(s->manifest, "workdir_dev") ||
+		  (uint64_t)t.st_ino != (uint64_t)change_num(s->manifest, "workdir_ino");
 	if (bad || !order) {
 		close(a.top);
 		free(order);
@@ -343,7 +308,7 @@ int stage_apply(struct stage *s, stage_want *want, void *ctx, struct apply_stats
 		return bad ? EXIT_USAGE : EXIT_INTERNAL;
 	}
 	json_t *c;
-	json_array_foreach(s->changes, i, c) if (pending(c) && want(c, i, ctx))
+	json_array_foreach(s->changes, i, c) if (change_pending(c) && want(c, i, ctx))
 		order[k++] = (struct step){ c, i, !strcmp(change_str(c, "action"), "delete") };
 	qsort(order, k, sizeof *order, by_order);
 	for (i = 0; i < k; i++)
@@ -361,7 +326,7 @@ void stage_drop(struct stage *s, stage_want *want, void *ctx)
 {
 	size_t i;
 	json_t *c;
-	json_array_foreach(s->changes, i, c) if (pending(c) && want(c, i, ctx))
+	json_array_foreach(s->changes, i, c) if (change_pending(c) && want(c, i, ctx))
 		json_object_set_new(c, "state", json_string("dropped"));
 }
 

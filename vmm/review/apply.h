@@ -15,11 +15,6 @@ struct apply_stats {
 	uint64_t applied, refused, bytes; /* bytes: of the files applied */
 };
 
-/* The host directory holding path (from the workdir's top, fd top), walked
- * without following a symlink, missing directories made on the way when
- * make: its fd (top itself for the top's entries; else to close) and the
- * last name as written on the host in name; -1 (errno). */
-int stage_host_parent(int top, const char *path, int make, char name[256]);
 /* The host's entry s is the one copied in (a change's "before"), unchanged
  * since (a directory: the same directory). */
 struct stat;

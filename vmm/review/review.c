@@ -13,6 +13,7 @@
 #include "errmsg.h"
 #include "exit_codes.h"
 #include "disks/copyin.h"
+#include "disks/extract.h"
 #include "review/apply.h"
 #include "review/review.h"
 
@@ -20,11 +21,6 @@ extern char **environ;
 
 #define DIFF_LINES 200 /* of one file's diff; the rest is counted */
 #define TEXT_PROBE 8192 /* a NUL in these first bytes: a binary file (as diff and git decide) */
-
-static int64_t num(json_t *o, const char *key)
-{
-	return (int64_t)json_integer_value(json_object_get(o, key));
-}
 
 static const char *shown(const char *s, char buf[600])
 {
@@ -59,7 +55,7 @@ static int host_now(int top, json_t *c, int *fd)
 	struct stat s;
 	*fd = -1;
 	int rename = !strcmp(change_str(c, "action"), "rename"); /* before: the old name's */
-	int dir = top < 0 ? -1 : stage_host_parent(top, change_str(c, rename ? "from" : "path"), 0, name);
+	int dir = top < 0 ? -1 : extract_host_parent(top, change_str(c, rename ? "from" : "path"), 0, name);
 	if (dir < 0)
 		return top >= 0 && !json_object_get(c, "before");
 	int have = fstatat(dir, name, &s, AT_SYMLINK_NOFOLLOW) == 0;
@@ -89,7 +85,7 @@ static void change_line(FILE *out, json_t *c, int top, size_t inside)
 	fprintf(out, "  %-9s %s", denied ? "DENIED" : verb(c), shown(change_str(c, "path"), p));
 	if (!strcmp(type, "dir") && strcmp(action, "mode"))
 		fprintf(out, "/");
-	mode_text(type, num(c, "mode"), m2);
+	mode_text(type, change_num(c, "mode"), m2);
 	if (denied)
 		fprintf(out, "  (%s %s: %s; never applied)", verb(c), type, denied);
 	else if (!strcmp(action, "rename"))
@@ -97,23 +93,23 @@ static void change_line(FILE *out, json_t *c, int top, size_t inside)
 	else if (!strcmp(type, "symlink") && strcmp(action, "delete"))
 		fprintf(out, " -> %s", shown(change_str(c, "target"), q));
 	else if (!strcmp(action, "create") && !strcmp(type, "file"))
-		fprintf(out, "  (%s, %s)", size_text((double)num(c, "size"), a, sizeof a), m2);
+		fprintf(out, "  (%s, %s)", size_text((double)change_num(c, "size"), a, sizeof a), m2);
 	else if (!strcmp(action, "modify") && !strcmp(type, "file")) {
-		fprintf(out, "  (%s -> %s", size_text((double)num(before, "size"), a, sizeof a),
-			size_text((double)num(c, "size"), b, sizeof b));
-		mode_text(type, num(before, "mode"), m1);
+		fprintf(out, "  (%s -> %s", size_text((double)change_num(before, "size"), a, sizeof a),
+			size_text((double)change_num(c, "size"), b, sizeof b));
+		mode_text(type, change_num(before, "mode"), m1);
 		if (strcmp(m1, m2))
 			fprintf(out, ", %s -> %s", m1, m2);
 		fprintf(out, ")");
 	} else if (!strcmp(action, "replace"))
 		fprintf(out, "  (a %s, now a %s)", change_str(before, "type"), type);
 	else if (!strcmp(action, "mode")) {
-		mode_text(type, num(before, "mode"), m1);
+		mode_text(type, change_num(before, "mode"), m1);
 		fprintf(out, "  (%s -> %s)", m1, m2);
 	} else if (!strcmp(action, "delete") && inside)
 		fprintf(out, "  (with the %zu entr%s in it)", inside, inside == 1 ? "y" : "ies");
 	else if (!strcmp(action, "delete") && !strcmp(type, "file"))
-		fprintf(out, "  (%s)", size_text((double)num(before, "size"), a, sizeof a));
+		fprintf(out, "  (%s)", size_text((double)change_num(before, "size"), a, sizeof a));
 	if (strcmp(state, "staged"))
 		fprintf(out, "  [%s]", state);
 	else if (!denied && top >= 0) {
@@ -229,13 +225,9 @@ static void show_contents(FILE *out, struct stage *s, int top, json_t *c, int ra
 	int new = stage_data_open(s, c), old = -1;
 	if (new < 0)
 		return;
-	if (!strcmp(action, "rename")) { /* against the old name's data */
-		char name[256];
-		int dir = top < 0 ? -1 : stage_host_parent(top, change_str(c, "from"), 0, name);
-		old = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (dir >= 0 && dir != top)
-			close(dir);
-	} else if (strcmp(action, "create")) {
+	if (!strcmp(action, "rename")) /* against the old name's data */
+		old = top < 0 ? -1 : extract_host_open(top, change_str(c, "from"));
+	else if (strcmp(action, "create")) {
 		host_now(top, c, &old);
 	}
 	if (probe_binary(new) || probe_binary(old)) {
@@ -249,9 +241,9 @@ static void show_contents(FILE *out, struct stage *s, int top, json_t *c, int ra
 		fputs(raw ? "" : "    ", out);
 		if (old >= 0)
 			fprintf(out, "binary: %s, sha256 %s... -> %s, sha256 %s...\n",
-				size_text((double)st.st_size, a, sizeof a), d1, size_text((double)num(c, "size"), b, sizeof b), d2);
+				size_text((double)st.st_size, a, sizeof a), d1, size_text((double)change_num(c, "size"), b, sizeof b), d2);
 		else
-			fprintf(out, "binary: %s, sha256 %s...\n", size_text((double)num(c, "size"), b, sizeof b), d2);
+			fprintf(out, "binary: %s, sha256 %s...\n", size_text((double)change_num(c, "size"), b, sizeof b), d2);
 	} else {
 		run_diff(out, change_str(c, "path"), old, new, raw);
 	}
@@ -354,11 +346,6 @@ static int picked(json_t *c, size_t i, void *ctx)
 	return p->v[i] == p->which;
 }
 
-static int pending(json_t *c)
-{
-	return !strcmp(change_str(c, "state"), "staged") && !json_object_get(c, "denied");
-}
-
 /* A created directory with changes in it is made for them: not asked. */
 static int has_inside(struct stage *s, size_t i, json_t *c)
 {
@@ -384,7 +371,7 @@ static void one_by_one(struct stage *s, int top, FILE *in, FILE *out, unsigned c
 		}
 		dir = !strcmp(change_str(c, "action"), "delete") ? change_str(c, "path") : "";
 		di = i;
-		if (quit || !pending(c) || has_inside(s, i, c))
+		if (quit || !change_pending(c) || has_inside(s, i, c))
 			continue;
 		change_line(out, c, top, 0);
 		show_contents(out, s, top, c, 0);
@@ -399,7 +386,7 @@ static void one_by_one(struct stage *s, int top, FILE *in, FILE *out, unsigned c
 	/* a created directory goes with what goes in it */
 	for (size_t j = n; j-- > 0;) {
 		c = json_array_get(s->changes, j);
-		if (!has_inside(s, j, c) || !pending(c))
+		if (!has_inside(s, j, c) || !change_pending(c))
 			continue;
 		const char *p = change_str(c, "path");
 		size_t len = strlen(p);
@@ -409,7 +396,7 @@ static void one_by_one(struct stage *s, int top, FILE *in, FILE *out, unsigned c
 			if (strncmp(q, p, len) || q[len] != '/')
 				break;
 			any |= v[k] == 1;
-			all_dropped &= v[k] == 2 || !pending(json_array_get(s->changes, k));
+			all_dropped &= v[k] == 2 || !change_pending(json_array_get(s->changes, k));
 		}
 		v[j] = any ? 1 : all_dropped ? 2 : 0;
 	}

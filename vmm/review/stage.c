@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <libgen.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +17,9 @@
 #include "full_io.h"
 #include "progress.h"
 #include "disks/copyin.h"
+#include "disks/extract.h"
 #include "disks/extract_stream.h"
 #include "disks/workdir_reader.h"
-#include "review/apply.h"
 #include "review/stage.h"
 
 #define MANIFEST "manifest.json"
@@ -32,7 +31,7 @@
  * shares its data, and a deleted name of it makes it a rename. */
 struct staged_file {
 	uint32_t ino;
-	int touched;
+	int renamed; /* a deleted name already became this one's rename */
 	json_t *change;
 };
 
@@ -47,6 +46,7 @@ struct stager {
 	json_t *changes;
 	struct staged_file *files;
 	size_t nfiles, capfiles;
+	int by_ino; /* files sorted by inode (after the walk) */
 	uint64_t total, entries, next_data;
 	struct stage_stats *st;
 	char path[MAX_PATH];
@@ -88,7 +88,7 @@ static json_t *change(struct stager *s, const char *path, const char *action, co
 	return c;
 }
 
-static int remember_file(struct stager *s, uint32_t ino, int touched, json_t *c)
+static int remember_file(struct stager *s, uint32_t ino, json_t *c)
 {
 	if (s->nfiles == s->capfiles) {
 		size_t cap = s->capfiles ? 2 * s->capfiles : 256;
@@ -97,7 +97,7 @@ static int remember_file(struct stager *s, uint32_t ino, int touched, json_t *c)
 			return -1;
 		s->files = f, s->capfiles = cap;
 	}
-	s->files[s->nfiles++] = (struct staged_file){ ino, touched, c };
+	s->files[s->nfiles++] = (struct staged_file){ ino, 0, c };
 	return 0;
 }
 
@@ -108,14 +108,33 @@ static int no_memory(char *err, size_t n)
 	return -2;
 }
 
+/* The first staged file with guest inode ino not renamed yet: looked for
+ * in order during the walk (a hard link's first name; few), by halves
+ * after it, when every deleted name is looked up (many). */
 static struct staged_file *staged_by_ino(struct stager *s, uint32_t ino)
 {
-	for (size_t i = 0; i < s->nfiles; i++)
-		if (s->files[i].ino == ino)
+	size_t lo = 0, hi = s->nfiles;
+	while (s->by_ino && lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (s->files[m].ino < ino)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	for (size_t i = lo; i < s->nfiles; i++) {
+		if (s->files[i].ino == ino && !s->files[i].renamed)
 			return &s->files[i];
+		if (s->by_ino && s->files[i].ino != ino)
+			break;
+	}
 	return NULL;
 }
 
+static int ino_order(const void *x, const void *y)
+{
+	uint32_t a = ((const struct staged_file *)x)->ino, b = ((const struct staged_file *)y)->ino;
+	return (a > b) - (a < b);
+}
 static void hex(const uint8_t *d, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++)
@@ -208,7 +227,7 @@ static int one_entry(struct stager *s, const struct rec *r, char *err, size_t n)
 		}
 		c = change(s, s->path, action_for(e, "file"), "file", r->mode, r->size, e);
 		json_object_set_new(c, "mtime", json_integer(r->mtime));
-		if (remember_file(s, r->ino, r->touched, c))
+		if (remember_file(s, r->ino, c))
 			return no_memory(err, n);
 		return stage_data(s, c, r->size, err, n);
 	case R_SYMLINK: {
@@ -221,7 +240,7 @@ static int one_entry(struct stager *s, const struct rec *r, char *err, size_t n)
 		c = change(s, s->path, action_for(e, "symlink"), "symlink", 0777, r->size, e);
 		json_object_set_new(c, "target", json_string(target));
 		json_object_set_new(c, "mtime", json_integer(r->mtime));
-		return remember_file(s, r->ino, r->touched, c) ? no_memory(err, n) : 0;
+		return remember_file(s, r->ino, c) ? no_memory(err, n) : 0;
 	}
 	case R_LINK: {
 		static char first[MAX_PATH];
@@ -257,12 +276,6 @@ static void one_dir(struct stager *s, const struct rec *r)
 		change(s, s->path, "mode", "dir", r->mode, 0, e);
 }
 
-static int valid_name(const char *s, size_t len)
-{
-	return len && len < 256 && !memchr(s, '/', len) && !memchr(s, 0, len) && !(len == 1 && s[0] == '.') &&
-	       !(len == 2 && s[0] == '.' && s[1] == '.');
-}
-
 /* One record: 1 at the end, 0 to go on, -1 broken stream, -2 host error. */
 static int step(struct stager *s, char *err, size_t n)
 {
@@ -287,7 +300,7 @@ static int step(struct stager *s, char *err, size_t n)
 		return -1;
 	progress_show(s->entries, "entries", s->st->bytes);
 	size_t plen = s->plen[s->depth];
-	if (plen + 1 + r.name_len >= MAX_PATH || !valid_name(name, r.name_len))
+	if (plen + 1 + r.name_len >= MAX_PATH || !stream_valid_name(name, r.name_len))
 		return -1;
 	if (plen)
 		s->path[plen++] = '/';
@@ -325,11 +338,8 @@ static int same_data(struct stager *s, const struct copyin_entry *e, struct stag
 	const char *want = change_str(f->change, "sha256");
 	if (!want || (uint64_t)json_integer_value(json_object_get(f->change, "size")) != e->size)
 		return 0;
-	char name[256], got[65];
-	int dir = stage_host_parent(s->workdir, e->path, 0, name);
-	int fd = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir >= 0 && dir != s->workdir)
-		close(dir);
+	char got[65];
+	int fd = extract_host_open(s->workdir, e->path);
 	if (fd < 0)
 		return 0;
 	int r = stage_sha256(fd, got);
@@ -342,6 +352,8 @@ static int same_data(struct stager *s, const struct copyin_entry *e, struct stag
  * new file can also get a deleted one's inode number: the data tells). */
 static void deletions(struct stager *s)
 {
+	qsort(s->files, s->nfiles, sizeof *s->files, ino_order);
+	s->by_ino = 1;
 	for (size_t i = 0; s->rec && i < s->rec->n; i++) {
 		const struct copyin_entry *e = &s->rec->e[i];
 		if (s->seen[i] || !e->path[0])
@@ -359,7 +371,7 @@ static void deletions(struct stager *s)
 				s->st->denied++;
 				audit_file_denial(s->audit, e->path, "delete", why);
 			}
-			f->ino = 0; /* one rename per staged file */
+			f->renamed = 1; /* one rename per staged file */
 			continue;
 		}
 		change(s, e->path, "delete", type_name(e->mode), e->mode, e->size, e);
@@ -444,7 +456,7 @@ static int make_dir(int workdir, char real[PATH_MAX], char path[STAGE_PATH], cha
 	return 0;
 }
 
-static void remove_dir(int parent, const char *name);
+static int remove_stage_at(const char *path);
 
 int stage_make(const struct workdir_image *img, const struct copyin_record *rec, const struct extract_limits *lim,
 	       int workdir, const struct file_policy *pol, int audit_fd, json_t *run, char path[STAGE_PATH],
@@ -501,15 +513,8 @@ int stage_make(const struct workdir_image *img, const struct copyin_record *rec,
 	if (write_manifest(s.dir, m, err, n) == 0)
 		rc = EXTRACT_OK;
 out:
-	if (rc != EXTRACT_OK) { /* nothing half-made stays */
-		char up[PATH_MAX], *slash;
-		snprintf(up, sizeof up, "%s", path);
-		slash = strrchr(up, '/');
-		*slash = 0;
-		int pfd = open(up[0] ? up : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (pfd >= 0)
-			remove_dir(pfd, slash + 1), close(pfd);
-	}
+	if (rc != EXTRACT_OK)
+		remove_stage_at(path); /* nothing half-made stays */
 	if (s.data >= 0)
 		close(s.data);
 	close(s.dir);
@@ -530,7 +535,7 @@ static int valid_path(const char *p)
 		return 0;
 	for (const char *s = p;;) {
 		size_t len = strcspn(s, "/");
-		if (!valid_name(s, len))
+		if (!stream_valid_name(s, len))
 			return 0;
 		if (!s[len])
 			return 1;
@@ -595,7 +600,7 @@ size_t stage_pending(const struct stage *s)
 {
 	size_t i, k = 0;
 	json_t *c;
-	json_array_foreach(s->changes, i, c) k += !strcmp(change_str(c, "state"), "staged") && !json_object_get(c, "denied");
+	json_array_foreach(s->changes, i, c) k += change_pending(c);
 	return k;
 }
 
@@ -634,22 +639,32 @@ static void remove_dir(int parent, const char *name)
 	unlinkat(parent, name, AT_REMOVEDIR);
 }
 
-int stage_remove(struct stage *s, char *err, size_t n)
+/* The stage at path removed (remove_dir): 0, 1 when it is still there,
+ * -1 when its directory cannot be opened (errno). */
+static int remove_stage_at(const char *path)
 {
 	char up[STAGE_PATH];
-	snprintf(up, sizeof up, "%s", s->path);
+	snprintf(up, sizeof up, "%s", path);
 	char *slash = strrchr(up, '/');
 	const char *name = slash ? slash + 1 : up;
 	if (slash)
 		*slash = 0;
 	int pfd = open(slash ? (up[0] ? up : "/") : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
-		return errmsg_errno(err, n, "%s", s->path);
+		return -1;
 	remove_dir(pfd, name);
 	struct stat st;
 	int left = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	close(pfd);
-	return left ? errmsg(err, n, "%s holds files husk did not put there: left in place", s->path) : 0;
+	return left;
+}
+
+int stage_remove(struct stage *s, char *err, size_t n)
+{
+	int r = remove_stage_at(s->path);
+	if (r < 0)
+		return errmsg_errno(err, n, "%s", s->path);
+	return r ? errmsg(err, n, "%s holds files husk did not put there: left in place", s->path) : 0;
 }
 
 void stage_close(struct stage *s)

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "disks/extract.h"
 #include "review/file_policy.h"
 
@@ -60,5 +61,17 @@ int stage_sha256(int fd, char out[65]);
 static inline const char *change_str(json_t *c, const char *key)
 {
 	return json_string_value(json_object_get(c, key));
+}
+
+static inline int64_t change_num(json_t *c, const char *key)
+{
+	return (int64_t)json_integer_value(json_object_get(c, key));
+}
+
+/* Still to decide: staged (not applied or dropped), and not denied. */
+static inline int change_pending(json_t *c)
+{
+	const char *state = change_str(c, "state");
+	return state && !strcmp(state, "staged") && !json_object_get(c, "denied");
 }
 #endif
