@@ -18,23 +18,22 @@ static void last_husk_line(const char *tail, char *line, size_t size)
 		}
 }
 
-/* The run's end record, from the audit's lines. */
+/* The run's end record: the last "end" of the audit's lines (looked for
+ * from the last line back: it is the last record husk writes). */
 static json_t *end_record(const char *audit)
 {
-	json_t *end = NULL;
-	for (const char *p = audit; *p;) {
-		size_t n = strcspn(p, "\n");
-		json_t *rec = json_loadb(p, n, 0, NULL);
+	for (const char *stop = audit + strlen(audit); stop > audit;) {
+		const char *line = stop;
+		while (line > audit && line[-1] != '\n')
+			line--;
+		json_t *rec = json_loadb(line, (size_t)(stop - line), 0, NULL);
 		json_t *ev = json_object_get(rec, "event");
-		if (json_is_string(ev) && !strcmp(json_string_value(ev), "end")) {
-			json_decref(end);
-			end = rec;
-		} else {
-			json_decref(rec);
-		}
-		p += n + (p[n] == '\n');
+		if (json_is_string(ev) && !strcmp(json_string_value(ev), "end"))
+			return rec;
+		json_decref(rec);
+		stop = line > audit ? line - 1 : line;
 	}
-	return end;
+	return NULL;
 }
 
 husk_result *husk_lib_result_make(int status, char *audit, struct buffer out[3], const char *stderr_tail,

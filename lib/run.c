@@ -2,8 +2,8 @@
 /* libhusk: a run.  husk is started as its own process (posix_spawn: the
  * VMM confines itself with seccomp and namespaces, which it cannot do in
  * the caller's process, and a fork without exec of a threaded caller could
- * deadlock); the library feeds its stdin, takes its output and reads its
- * audit file. */
+ * deadlock); the library feeds its stdin, takes its output and its audit
+ * records (a pipe husk inherits as fd 3: --audit /proc/self/fd/3). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,12 +27,14 @@ extern char **environ;
 /* What husk's stderr ended with, for the message of an error. */
 #define TAIL_MAX 2048
 
+/* Where husk finds the audit pipe: the descriptor it inherits. */
+#define AUDIT_FD 3
+#define AUDIT_PATH "/proc/self/fd/3"
+
 struct spawn {
 	pid_t pid;
-	int in;       /* our end of its stdin (a socket: written with MSG_NOSIGNAL), or -1 */
-	int out[3];   /* our ends of its stdout [1] and stderr [2], or -1 */
-	int audit;    /* the audit file, open */
-	char audit_path[4096];
+	int in;     /* our end of its stdin (a socket: written with MSG_NOSIGNAL), or -1 */
+	int out[4]; /* our ends of its stdout [1], stderr [2] and audit pipe [AUDIT_FD], or -1 */
 };
 
 int husk_lib_buffer_add(struct buffer *b, const void *data, size_t len)
@@ -72,8 +74,8 @@ const char *husk_lib_husk_path(const char *configured, char *buf, size_t size)
 	return HUSK_BIN_DEFAULT;
 }
 
-/* husk run OPTIONS --audit FILE -- PROGRAM ARGS. */
-static char **command_line(const husk_config *c, const char *path, const char *audit)
+/* husk run OPTIONS --audit AUDIT_PATH -- PROGRAM ARGS. */
+static char **command_line(const husk_config *c, const char *path)
 {
 	size_t n = 0;
 	char **argv = calloc(c->options.n + c->args.n + 8, sizeof *argv);
@@ -84,7 +86,7 @@ static char **command_line(const husk_config *c, const char *path, const char *a
 	for (size_t i = 0; i < c->options.n; i++)
 		argv[n++] = c->options.v[i];
 	argv[n++] = "--audit";
-	argv[n++] = (char *)audit;
+	argv[n++] = AUDIT_PATH;
 	argv[n++] = "--";
 	argv[n++] = c->program;
 	for (size_t i = 0; i < c->args.n; i++)
@@ -102,40 +104,38 @@ static void close_fd(int *fd)
 static void spawn_close(struct spawn *sp)
 {
 	close_fd(&sp->in);
-	close_fd(&sp->out[1]);
-	close_fd(&sp->out[2]);
-	close_fd(&sp->audit);
-	if (sp->audit_path[0])
-		unlink(sp->audit_path);
-	sp->audit_path[0] = 0;
+	for (int s = 1; s <= AUDIT_FD; s++)
+		close_fd(&sp->out[s]);
 }
 
-/* Where the audit file goes: $TMPDIR, else /dev/shm (memory: creating and
- * removing a file on /tmp's disk file system cost ~0.1 ms a run here), else
- * /tmp. */
-static const char *temp_dir(void)
+/* A pipe whose write end (theirs) is not one of husk's standard streams:
+ * it must survive the file actions that set those up (a caller may have
+ * closed its own). */
+static int pipe_for_husk(int *ours, int *theirs)
 {
-	const char *tmp = getenv("TMPDIR");
-	if (tmp && tmp[0])
-		return tmp;
-	return access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return errno;
+	if (p[1] <= 2) {
+		int fd = fcntl(p[1], F_DUPFD_CLOEXEC, 3);
+		int e = errno;
+		close(p[1]);
+		if (fd < 0) {
+			close(p[0]);
+			return e;
+		}
+		p[1] = fd;
+	}
+	*ours = p[0], *theirs = p[1];
+	return 0;
 }
 
 static int start(const husk_config *c, struct spawn *sp, struct husk_error *err)
 {
-	*sp = (struct spawn){ .pid = -1, .in = -1, .out = { -1, -1, -1 }, .audit = -1 };
-	int theirs[3] = { -1, -1, -1 };
-	const char *tmp = temp_dir();
-	snprintf(sp->audit_path, sizeof sp->audit_path, "%s/husk-audit-XXXXXX", tmp);
-	sp->audit = mkostemp(sp->audit_path, O_CLOEXEC);
-	if (sp->audit < 0) {
-		int e = errno;
-		sp->audit_path[0] = 0;
-		return husk_lib_fail(err, HUSK_E_SYSTEM, e, "cannot make a temporary audit file in %s: %s", tmp,
-				     strerror(e));
-	}
-	int e = 0;
-	if (c->stdin_mode != STDIN_FD) { /* bytes, or none: a socket whose other end is closed (no /dev/null needed) */
+	*sp = (struct spawn){ .pid = -1, .in = -1, .out = { -1, -1, -1, -1 } };
+	int theirs[4] = { -1, -1, -1, -1 };
+	int e = pipe_for_husk(&sp->out[AUDIT_FD], &theirs[AUDIT_FD]);
+	if (!e && c->stdin_mode == STDIN_BYTES && c->stdin_len) { /* a socket: written with MSG_NOSIGNAL */
 		int sv[2];
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 			e = errno;
@@ -145,18 +145,18 @@ static int start(const husk_config *c, struct spawn *sp, struct husk_error *err)
 			shutdown(sv[1], SHUT_WR);
 			fcntl(sp->in, F_SETFL, O_NONBLOCK);
 		}
-	}
-	for (int s = 1; s <= 2 && !e; s++) {
-		if (!c->out[s].fn && c->out[s].fd >= 0)
-			continue;
+	} else if (!e && c->stdin_mode != STDIN_FD) { /* none: a pipe already at its end (no /dev/null needed) */
 		int p[2];
 		if (pipe2(p, O_CLOEXEC) < 0)
 			e = errno;
 		else
-			sp->out[s] = p[0], theirs[s] = p[1];
+			theirs[0] = p[0], close(p[1]);
 	}
+	for (int s = 1; s <= 2 && !e; s++)
+		if (c->out[s].fn || c->out[s].fd < 0)
+			e = pipe_for_husk(&sp->out[s], &theirs[s]);
 	char path[4096];
-	char **argv = e ? NULL : command_line(c, husk_lib_husk_path(c->husk_path, path, sizeof path), sp->audit_path);
+	char **argv = e ? NULL : command_line(c, husk_lib_husk_path(c->husk_path, path, sizeof path));
 	if (!e && !argv)
 		e = ENOMEM;
 	posix_spawn_file_actions_t fa;
@@ -177,6 +177,8 @@ static int start(const husk_config *c, struct spawn *sp, struct husk_error *err)
 		e = posix_spawn_file_actions_adddup2(&fa, c->stdin_mode == STDIN_FD ? c->stdin_fd : theirs[0], 0);
 		for (int s = 1; s <= 2 && !e; s++)
 			e = posix_spawn_file_actions_adddup2(&fa, theirs[s] >= 0 ? theirs[s] : c->out[s].fd, s);
+		if (!e) /* after the streams: theirs[AUDIT_FD] is none of 0-2, a caller's fd given as one may be 3 */
+			e = posix_spawn_file_actions_adddup2(&fa, theirs[AUDIT_FD], AUDIT_FD);
 		if (!e) {
 			e = posix_spawn(&sp->pid, argv[0], &fa, &attr, argv, environ);
 			if (e) {
@@ -188,7 +190,7 @@ static int start(const husk_config *c, struct spawn *sp, struct husk_error *err)
 		posix_spawnattr_destroy(&attr);
 	}
 	free(argv);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i <= AUDIT_FD; i++)
 		close_fd(&theirs[i]);
 	if (e) {
 		if (!err || err->code != HUSK_E_START)
@@ -216,33 +218,34 @@ static void keep_tail(char *tail, size_t *n, const char *data, size_t len)
 	*n += len;
 }
 
-/* stdin written, stdout and stderr read, until both end.  0, or -1 with
- * *err (the run was then stopped). */
-static int pump(const husk_config *c, struct spawn *sp, struct buffer out[3], char *tail, size_t *tail_len,
+/* stdin written; stdout, stderr and the audit pipe read, until all end.
+ * 0, or -1 with *err (the run was then stopped). */
+static int pump(const husk_config *c, struct spawn *sp, struct buffer out[4], char *tail, size_t *tail_len,
 		struct husk_error *err)
 {
 	size_t written = 0;
 	int stopped = 0, failed = 0;
 	char buf[65536];
-	if (sp->in >= 0 && c->stdin_len == 0)
-		close_fd(&sp->in);
-	while (sp->out[1] >= 0 || sp->out[2] >= 0) {
-		struct pollfd p[3] = { { sp->out[1], POLLIN, 0 }, { sp->out[2], POLLIN, 0 }, { sp->in, POLLOUT, 0 } };
-		if (poll(p, 3, -1) < 0) {
+	for (;;) {
+		struct pollfd p[4] = { { sp->in, POLLOUT, 0 }, { sp->out[1], POLLIN, 0 }, { sp->out[2], POLLIN, 0 },
+				       { sp->out[AUDIT_FD], POLLIN, 0 } };
+		if (p[1].fd < 0 && p[2].fd < 0 && p[3].fd < 0)
+			break;
+		if (poll(p, 4, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			failed = husk_lib_fail(err, HUSK_E_SYSTEM, errno, "poll: %s", strerror(errno));
 			break;
 		}
-		if (sp->in >= 0 && p[2].revents) {
+		if (sp->in >= 0 && p[0].revents) {
 			ssize_t k = send(sp->in, (char *)c->stdin_data + written, c->stdin_len - written, MSG_NOSIGNAL);
 			if (k > 0)
 				written += (size_t)k;
 			if ((k < 0 && errno != EAGAIN && errno != EINTR) || written == c->stdin_len)
 				close_fd(&sp->in); /* all given, or husk no longer reads it */
 		}
-		for (int s = 1; s <= 2; s++) {
-			if (sp->out[s] < 0 || !p[s - 1].revents)
+		for (int s = 1; s <= AUDIT_FD; s++) {
+			if (sp->out[s] < 0 || !p[s].revents)
 				continue;
 			ssize_t k = read(sp->out[s], buf, sizeof buf);
 			if (k < 0 && errno == EINTR)
@@ -253,15 +256,16 @@ static int pump(const husk_config *c, struct spawn *sp, struct buffer out[3], ch
 			}
 			if (s == 2)
 				keep_tail(tail, tail_len, buf, (size_t)k);
-			if (stopped || failed)
+			if (s != AUDIT_FD && (stopped || failed))
 				continue; /* drained until husk is gone */
-			if (c->out[s].fn) {
+			if (s != AUDIT_FD && c->out[s].fn) {
 				if (c->out[s].fn(c->out[s].arg, s, buf, (size_t)k)) {
 					stopped = 1;
 					kill(sp->pid, SIGTERM); /* husk ends the run and tidies up */
 				}
 			} else if (husk_lib_buffer_add(&out[s], buf, (size_t)k)) {
-				failed = husk_lib_fail(err, HUSK_E_SYSTEM, ENOMEM, "out of memory for the run's output");
+				if (!failed)
+					failed = husk_lib_fail(err, HUSK_E_SYSTEM, ENOMEM, "out of memory for the run's output");
 				kill(sp->pid, SIGTERM);
 			}
 		}
@@ -281,24 +285,6 @@ int husk_lib_wait(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static char *read_all(int fd)
-{
-	struct buffer b = { 0 };
-	char buf[16384];
-	ssize_t k;
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return NULL;
-	while ((k = read(fd, buf, sizeof buf)) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 || husk_lib_buffer_add(&b, buf, (size_t)k)) {
-			free(b.data);
-			return NULL;
-		}
-	}
-	return b.data ? b.data : strdup("");
-}
-
 husk_result *husk_run(const husk_config *c, struct husk_error *err)
 {
 	if (err)
@@ -310,19 +296,19 @@ husk_result *husk_run(const husk_config *c, struct husk_error *err)
 	struct spawn sp;
 	if (start(c, &sp, err))
 		return NULL;
-	struct buffer out[3] = { 0 };
+	struct buffer out[4] = { 0 };
 	char tail[TAIL_MAX + 1];
 	size_t tail_len = 0;
 	int pumped = pump(c, &sp, out, tail, &tail_len, err);
 	int status = husk_lib_wait(sp.pid);
 	tail[tail_len] = 0;
-	char *audit = read_all(sp.audit);
 	spawn_close(&sp);
+	char *audit = out[AUDIT_FD].data ? out[AUDIT_FD].data : strdup("");
 	husk_result *r = NULL;
 	if (status < 0)
 		husk_lib_fail(err, HUSK_E_SYSTEM, errno, "waitpid: %s", strerror(errno));
 	else if (!audit)
-		husk_lib_fail(err, HUSK_E_SYSTEM, errno, "cannot read the run's audit file");
+		husk_lib_fail(err, HUSK_E_SYSTEM, ENOMEM, "out of memory for the run's audit records");
 	else if (pumped == 0)
 		r = husk_lib_result_make(status, audit, out, tail, err), audit = NULL;
 	free(audit);

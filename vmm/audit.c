@@ -46,6 +46,20 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+int audit_inherited_fd(const char *path)
+{
+	static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/" };
+	for (size_t i = 0; path && i < sizeof dirs / sizeof dirs[0]; i++) {
+		size_t n = strlen(dirs[i]);
+		if (strncmp(path, dirs[i], n) || !path[n] || strspn(path + n, "0123456789") != strlen(path + n) ||
+		    strlen(path + n) > 6)
+			continue;
+		int fd = atoi(path + n);
+		return fd >= 3 ? fd : -1;
+	}
+	return -1;
+}
+
 int audit_open(const struct options *o, int *fd, char *err, size_t errlen)
 {
 	*fd = -1;
@@ -54,6 +68,9 @@ int audit_open(const struct options *o, int *fd, char *err, size_t errlen)
 	*fd = open(o->audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (*fd < 0)
 		return errmsg_errno(err, errlen, "cannot open the audit file %s", o->audit);
+	int inherited = audit_inherited_fd(o->audit);
+	if (inherited >= 0 && inherited != *fd) /* opened anew: the forks to come need not hold the caller's */
+		close(inherited);
 	uint8_t r[8];
 	if (getrandom(r, sizeof r, 0) != sizeof r)
 		return errmsg_errno(err, errlen, "getrandom");

@@ -47,8 +47,13 @@ struct run_record {
 	const char *snapshot;          /* ... the snapshot's file name, or NULL */
 };
 
-/* Opened before the VMM loses its view of the host's files.  Returns 0 with
- * the file in *fd (-1 without --audit), or -1 with a reason in err. */
+/* The descriptor an audit path names when it is an inherited one,
+ * "/dev/fd/N" or "/proc/self/fd/N" with N >= 3 (a shell's >(...), libhusk's
+ * pipe): kept open from husk's start until audit_open; else -1. */
+int audit_inherited_fd(const char *path);
+/* Opened before the VMM loses its view of the host's files (an inherited
+ * descriptor is opened anew and closed).  Returns 0 with the file in *fd
+ * (-1 without --audit), or -1 with a reason in err. */
 int audit_open(const struct options *o, int *fd, char *err, size_t errlen);
 /* The start record, with the isolation the VMM got. */
 /* One record (taken) as a line of JSON, marked with the run's id, in one

@@ -651,7 +651,9 @@ static int run_vm(struct session *s)
 	s->vm.kvm = -1;
 	if (!o->no_namespaces)
 		isolate_root(&s->iso);
+	struct timespec xa, xb; clock_gettime(CLOCK_MONOTONIC, &xa);
 	audit_start(s->audit, o, &s->iso, s->image_digest);
+	clock_gettime(CLOCK_MONOTONIC, &xb); if (getenv("XT")) fprintf(stderr, "audit_start %.1f us\n", (xb.tv_sec - xa.tv_sec) * 1e6 + (xb.tv_nsec - xa.tv_nsec) / 1e3);
 	confine_run(s);
 	int status = run_guest(&s->vm, &s->dev, &s->lim, o->syscalls, &s->guest);
 	phase_done(s, PHASE_RAN);
@@ -740,7 +742,9 @@ static int report(struct session *s, int status)
 	record_writeback(&rec, &wst);
 	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &s->started);
 	rec.cpu_s = seconds_since(CLOCK_PROCESS_CPUTIME_ID, NULL);
+	struct timespec xa, xb; clock_gettime(CLOCK_MONOTONIC, &xa);
 	audit_end(s->audit, &rec, &s->guest);
+	clock_gettime(CLOCK_MONOTONIC, &xb); if (getenv("XT")) fprintf(stderr, "audit_end %.1f us\n", (xb.tv_sec - xa.tv_sec) * 1e6 + (xb.tv_nsec - xa.tv_nsec) / 1e3);
 	if (s->o->stats)
 		stats_print(&rec);
 	free(s->path);
@@ -773,6 +777,19 @@ static int run(struct options *o, int build_only)
 		return snapshot_built(&s);
 	int status = run_vm(&s);
 	return report(&s, status);
+}
+
+/* Nothing inherited beyond stdio reaches the VMM, but the descriptor an
+ * audit path names (keep >= 3; -1: none), until audit_open opens it. */
+static void close_inherited(int keep)
+{
+	if (keep < 3) {
+		close_range(3, ~0u, 0);
+		return;
+	}
+	if (keep > 3)
+		close_range(3, (unsigned)keep - 1, 0);
+	close_range((unsigned)keep + 1, ~0u, 0);
 }
 
 /* With fd 0, 1 or 2 closed, /dev/kvm could land there and be handed to the
@@ -826,7 +843,8 @@ static int snapshot_build(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	close_range(3, ~0u, 0); /* nothing inherited beyond stdio reaches the VMM */
+	if (argc < 2 || strcmp(argv[1], "run")) /* husk run keeps an audit descriptor it names: below */
+		close_inherited(-1);
 	claim_std_fds();
 	if (argc < 2)
 		usage_error("no command given");
@@ -865,6 +883,7 @@ int main(int argc, char **argv)
 		usage_error("unknown command '%s'", argv[1]);
 	struct options o = { 0 };
 	parse_options(argc - 1, argv + 1, &o, 1);
+	close_inherited(audit_inherited_fd(o.audit));
 	if ((o.review || file_policy_set(&o.files)) && !o.workdir)
 		usage_error("--review and the file policy (--files-*) are about a workdir's changes: give one with -w DIR");
 	return run(&o, 0);

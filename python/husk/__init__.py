@@ -85,14 +85,28 @@ class Result:
     ``stdout``/``stderr`` hold what was collected (empty where a stream went
     to a file or a callback).  ``audit`` is the run's audit records,
     ``stats`` the end record (wall_s, cpu_s, peak_guest_memory, phases_ms,
-    start, ...)."""
+    start, ...); both are read from ``audit_text`` (JSON lines) when first
+    asked for."""
 
     exit_status: int
     reason: str
     stdout: bytes
     stderr: bytes
-    audit: list
-    stats: dict
+    audit_text: str = dataclasses.field(repr=False)
+
+    @functools.cached_property
+    def audit(self) -> list:
+        """The run's audit records, in order."""
+        return [json.loads(line) for line in self.audit_text.splitlines() if line]
+
+    @functools.cached_property
+    def stats(self) -> dict:
+        """The run's end record (the last; husk writes it last)."""
+        for line in reversed(self.audit_text.splitlines()):
+            rec = json.loads(line) if line else None
+            if isinstance(rec, dict) and rec.get("event") == "end":
+                return rec
+        return {}
 
     @property
     def ok(self) -> bool:
@@ -334,10 +348,8 @@ def run(program: str, args: Sequence[Union[str, bytes]] = (), *, timeout: Option
             n = ffi.new("size_t *")
             out = bytes(ffi.buffer(lib.husk_result_output(r, 1, n), n[0]))
             errb = bytes(ffi.buffer(lib.husk_result_output(r, 2, n), n[0]))
-            audit = [json.loads(line) for line in ffi.string(lib.husk_result_audit(r)).decode().splitlines() if line]
-            ends = [rec for rec in audit if rec.get("event") == "end"]
             return Result(lib.husk_result_status(r), ffi.string(lib.husk_result_reason(r)).decode(), out, errb,
-                          audit, ends[-1] if ends else {})
+                          ffi.string(lib.husk_result_audit(r)).decode())
         finally:
             lib.husk_result_free(r)
     finally:

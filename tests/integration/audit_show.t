@@ -5,7 +5,7 @@
 # id); bad input is one line and status 125.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 20
+plan 24
 export HUSK_CACHE=$TMP/cache
 mkdir -m 700 "$HUSK_CACHE"
 A=$TMP/audit.jsonl
@@ -58,6 +58,28 @@ wait
 "$HUSK" audit show "$B" >"$TMP/four"
 is "$(grep -c '^run [1-4] of 4, id' "$TMP/four"):$(grep -c '^  started' "$TMP/four"):$(grep -c '^  ended       exit, status 0' "$TMP/four")" \
 	"4:4:4" "four runs appending at once: four screens, each with its start and end"
+
+# --audit /dev/fd/N: the records go to a descriptor husk inherits (a
+# shell's >(...), libhusk's pipe); every other inherited one is closed at
+# once (fd 7 here: a pipe whose reader sees its end while the run goes on).
+mkfifo "$TMP/fifo7"
+(cat "$TMP/fifo7" >/dev/null; echo "eof" >"$TMP/fifo7.done") &
+"$HUSK" run --audit /dev/fd/5 python -c 'import time; time.sleep(3)' 5>"$TMP/fd5.jsonl" 7>"$TMP/fifo7" &
+husk_pid=$!
+i=0
+while [ ! -s "$TMP/fifo7.done" ] && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+kill -0 $husk_pid 2>/dev/null && [ -s "$TMP/fifo7.done" ]
+ok $? "another inherited descriptor is closed at husk's start (its pipe ended while the run went on)"
+wait $husk_pid
+is "$?:$(grep -c '"event":"start"' "$TMP/fd5.jsonl"):$(grep -c '"event":"end"' "$TMP/fd5.jsonl")" "0:1:1" \
+	"--audit /dev/fd/5: the start and end records on the inherited descriptor"
+bash -c '"$0" run --audit >(wc -l >"$1.part" && mv "$1.part" "$1") lua -e ""' "$HUSK" "$TMP/subst"
+i=0
+while [ ! -s "$TMP/subst" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+is "$(cat "$TMP/subst" 2>/dev/null)" "2" "--audit >(command): bash's process substitution gets both records"
+"$HUSK" run --audit /dev/fd/9 lua -e '' 2>"$TMP/err"
+is "$?:$(cat "$TMP/err")" "125:husk: cannot open the audit file /dev/fd/9: No such file or directory" \
+	"--audit /dev/fd/9 not open: one line, 125"
 
 # Bad input.
 "$HUSK" audit show "$TMP/none.jsonl" 2>"$TMP/err"

@@ -195,6 +195,21 @@ def test_results_pickle():
     assert (e.message, e.status) == ("husk: x", 125)
 
 
+def test_audit_larger_than_a_pipe(tmp_path):
+    """The audit records come through a pipe read while husk runs: 3,000
+    refused files (a denial record each, ~0.5 MB) with the outputs going to
+    files, so that the audit pipe alone is read until the run ends."""
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    with open(tmp_path / "out", "wb") as out:
+        r = husk.run("python", ["-c", "for i in range(3000): open(f'f{i}.tmp', 'w')\nprint('done')"], workdir=wd,
+                     stdout=out, stderr=out, timeout=120, options={"files-allow": ["**", "!*.tmp"]})
+    assert r.ok and (tmp_path / "out").read_bytes().startswith(b"done\n") and r.stdout == b""
+    denials = [a for a in r.audit if a["event"] == "denial" and a["kind"] == "file policy"]
+    assert len(denials) == 3000 and len(r.audit_text) > 1 << 16
+    assert r.stats["workdir_denied"] == 3000 and not list(wd.iterdir())
+
+
 def test_version():
     assert husk.version() == subprocess.run([os.environ["HUSK_BIN"], "--version"], capture_output=True,
                                             text=True).stdout.split()[1]
