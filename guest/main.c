@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The kernel's boot sequence. */
 #include "arch/cpu.h"
+#include "arch/fpu.h"
 #include "kernel.h"
 #include "mm/mm.h"
 #include "proc/process.h"
@@ -13,6 +14,7 @@ _Noreturn void kmain(const void *fdt, unsigned long flags)
 	trap_init();
 	bootinfo_parse(fdt, flags & HUSK_BOOT_PVM);
 	boot.fsgsbase = (flags & HUSK_BOOT_FSGSBASE) != 0;
+	fpu_init();
 	clock_init();
 	apic_init();
 	random_init(boot.seed);

@@ -41,9 +41,23 @@ static inline void mmio_write32(uintptr_t a, uint32_t v)
 	__asm__ volatile("movl %0, (%1)" : : "r"(v), "r"(a) : "memory");
 }
 
+static inline void cpuid_count(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
+{
+	__asm__ volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(sub));
+}
+
 static inline void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
 {
-	__asm__ volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(0));
+	cpuid_count(leaf, 0, a, b, c, d);
+}
+
+/* XCR0: the state components the CPU lets a program use (valid only where
+ * CPUID.1:ECX.XSAVE is set). */
+static inline uint64_t xgetbv0(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
 }
 
 static inline uint64_t rdmsr(uint32_t msr)

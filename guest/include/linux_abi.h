@@ -236,6 +236,6 @@
 #define AT_EXECFN   31
 #define AT_SYSINFO  32
 #define AT_MINSIGSTKSZ 51
-#define MINSIGSTKSZ 2048 /* sigaltstack's least; a frame takes ~1 KiB (fxsave, no XSAVE state) */
+#define MINSIGSTKSZ 2048 /* sigaltstack's least, as Linux; a frame may take more (AT_MINSIGSTKSZ: signal_frame_size) */
 #define HWCAP2_FSGSBASE 2 /* wrfsbase and friends may be used */
 #endif

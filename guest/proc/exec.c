@@ -469,14 +469,6 @@ static void free_file(struct exec *x)
 	x->interp = 0;
 }
 
-/* Resets the x87 and SSE state as Linux does at exec: the old program's
- * rounding modes and exception masks are not the new one's. */
-static void fpu_reset(void)
-{
-	uint32_t mxcsr = 0x1f80;
-	__asm__ volatile("fninit; ldmxcsr %0" : : "m"(mxcsr));
-}
-
 /* The new address space, built and filled, then the process's for good:
  * returns only on an error, the old address space current again. */
 static long exec_image(struct exec *x)
@@ -525,7 +517,7 @@ static long exec_image(struct exec *x)
 	current->robust_list = current->robust_len = 0;
 	current->unmap_at_exit[1] = 0; /* the old address space's */
 	current->frame = 0; /* a `syscall` instruction's, never returned to */
-	fpu_reset();
+	fpu_reset(); /* as Linux: the old program's rounding modes and vector state are not the new one's */
 	interrupts_on(); /* the `syscall` instruction turned them off */
 	enter_program(in.entry ? in.entry : img.entry, sp);
 }

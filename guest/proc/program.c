@@ -12,6 +12,7 @@
 #include "mm/mm.h"
 #include "proc/exec.h"
 #include "proc/process.h"
+#include "proc/signal.h"
 #include "proc/sched.h"
 
 #define NAUXV 21 /* the entries stack_build puts in auxv, AT_NULL's included */
@@ -63,7 +64,7 @@ uintptr_t stack_build(uintptr_t top, const struct strlist *argv, const struct st
 		{ AT_PLATFORM, (uintptr_t)platform }, { AT_CLKTCK, 100 }, { AT_SECURE, 0 },
 		{ AT_RANDOM, (uintptr_t)at_random }, { AT_EXECFN, (uintptr_t)fn },
 		{ AT_SYSINFO, (uintptr_t)fast_entry }, { AT_HWCAP, hwcap }, { AT_HWCAP2, boot.fsgsbase ? HWCAP2_FSGSBASE : 0 },
-		{ AT_MINSIGSTKSZ, MINSIGSTKSZ }, { AT_NULL, 0 },
+		{ AT_MINSIGSTKSZ, signal_frame_size() }, { AT_NULL, 0 },
 	};
 	int argc = argv->n, envc = envp->n;
 	uintptr_t strings_end = sp;

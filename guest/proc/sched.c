@@ -66,16 +66,6 @@ struct task *task_by_tid(int tid)
 	return 0;
 }
 
-static void fpu_save(struct task *t)
-{
-	__asm__ volatile("fxsave64 (%0)" : : "r"(t->fpu) : "memory");
-}
-
-static void fpu_load(const struct task *t)
-{
-	__asm__ volatile("fxrstor64 (%0)" : : "r"(t->fpu) : "memory");
-}
-
 struct task *task_create(const struct user_regs *regs, uint64_t fs_base, struct process *proc)
 {
 	if (live >= boot.max_tasks)
@@ -94,7 +84,7 @@ struct task *task_create(const struct user_regs *regs, uint64_t fs_base, struct 
 	t->kstack = stack;
 	t->regs = *regs;
 	t->fs_base = fs_base;
-	fpu_save(t); /* the creator's, as a copy */
+	fpu_save(t->fpu); /* the creator's, as a copy */
 	signals_init(t, current->sig.mask);
 	/* switch_to's frame: six callee-saved registers, then its return */
 	uint64_t *sp = (uint64_t *)task_top(t);
@@ -296,13 +286,13 @@ static void schedule(void)
 	if (prev->kstack && *(uint64_t *)prev->kstack != KSTACK_CANARY)
 		panic("the kernel stack of task %d ran over its %u KiB", prev->tid, KSTACK_SIZE >> 10);
 	if (next != prev) {
-		fpu_save(prev);
+		fpu_save(prev->fpu);
 		prev->fs_base = fs_base_read();
 		current = next;
 		kstack_top = task_top(next);
 		if (next->proc->mm != mm_current)
 			mm_switch(next->proc->mm);
-		fpu_load(next);
+		fpu_load(next->fpu);
 		if (next->fs_base != prev->fs_base || boot.fsgsbase)
 			fs_base_write(next->fs_base);
 		finish_switch(switch_to(prev, &prev->ksp, next->ksp));

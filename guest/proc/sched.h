@@ -7,12 +7,12 @@
 #ifndef GUEST_SCHED_H
 #define GUEST_SCHED_H
 #include <stdint.h>
+#include "arch/fpu.h"
 #include "arch/regs.h"
 #include "linux_abi.h"
 
 struct process;
 
-#define FP_SIZE 512 /* the fxsave area */
 
 /* A thread's signal state (signal.c): mask, pending set, alternate stack. */
 struct siginfo_k {
@@ -44,7 +44,7 @@ struct thread_signals {
 enum task_state { TASK_RUNNABLE, TASK_BLOCKED, TASK_DEAD };
 
 struct task {
-	uint8_t fpu[FP_SIZE] __attribute__((aligned(16))); /* while off the CPU */
+	uint8_t fpu[FPU_AREA_MAX] __attribute__((aligned(64))); /* while off the CPU (arch/fpu.h) */
 	int tid;
 	struct process *proc;         /* whose thread it is */
 	int in_wait;                  /* blocked in wait4/waitid: a child's change wakes it */

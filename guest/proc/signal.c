@@ -301,6 +301,12 @@ static int32_t altstack_flags(uint64_t sp)
 	return !current->sig.alt.size ? SS_DISABLE : on_altstack(sp) ? SS_ONSTACK : 0;
 }
 
+size_t signal_frame_size(void)
+{
+	size_t n = fpu_frame_size() + 63 + sizeof(struct rt_sigframe) + 15 + 8;
+	return n > MINSIGSTKSZ ? n : MINSIGSTKSZ;
+}
+
 /* Builds the frame for sig's handler below r->rsp (or on the alternate
  * stack) and points r at the handler.  Returns 0 when the frame does not
  * fit in the program's memory. */
@@ -315,11 +321,11 @@ static int setup_frame(struct user_regs *r, int sig, const struct siginfo_k *inf
 		sp = self->alt.sp + self->alt.size;
 	else
 		sp -= RED_ZONE;
-	uint64_t fp = (sp - FP_SIZE) & ~63ul;
+	uint64_t fp = (sp - fpu_frame_size()) & ~63ul;
 	sp = ((fp - sizeof(struct rt_sigframe)) & ~15ul) - 8; /* as after a call */
-	if (sp > fp || !user_write_ok((void *)sp, fp + FP_SIZE - sp))
+	if (sp > fp || !user_write_ok((void *)sp, fp + fpu_frame_size() - sp))
 		return 0; /* (written on the exception stack: no fault may come) */
-	__asm__ volatile("fxsave64 (%0)" : : "r"(fp) : "memory");
+	fpu_save_frame((void *)fp);
 	struct rt_sigframe *f = (struct rt_sigframe *)sp;
 	memset(f, 0, sizeof *f);
 	f->pretcode = a->restorer;
@@ -501,15 +507,10 @@ static long rt_sigreturn(struct user_regs *r)
 		bad_frame(); /* rt_sigreturn's frame is not the program's memory */
 	const struct sigcontext_k *m = &f->uc.mc;
 	if (m->fpstate) {
-		uint8_t *fx = current->fpu; /* unused while the task runs */
-		if (m->fpstate % 16 || !user_ok((void *)m->fpstate, FP_SIZE))
+		/* current->fpu is unused while the task runs */
+		if (m->fpstate % 16 || fpu_frame_take(current->fpu, m->fpstate))
 			bad_frame(); /* rt_sigreturn's FPU state is bad */
-		memcpy(fx, (void *)m->fpstate, FP_SIZE);
-		uint32_t mxcsr;
-		memcpy(&mxcsr, fx + 24, 4);
-		mxcsr &= 0xffff; /* reserved bits would fault in fxrstor */
-		memcpy(fx + 24, &mxcsr, 4);
-		__asm__ volatile("fxrstor64 (%0)" : : "r"(fx) : "memory");
+		fpu_load(current->fpu);
 	}
 	*r = (struct user_regs){
 		m->r15, m->r14, m->r13, m->r12, m->rbp, m->rbx, m->r11, m->r10, m->r9, m->r8, m->rax, m->rcx, m->rdx,

@@ -83,6 +83,9 @@ int signal_return_room(uint64_t rsp);
 
 /* ppoll, pselect6, epoll_pwait: mask while waiting, then the old one back,
  * after the handler of the signal that ended the wait (result -EINTR). */
+/* The most a handler's frame takes of its stack (AT_MINSIGSTKSZ): the
+ * registers, siginfo and the FPU state, aligned; MINSIGSTKSZ at least. */
+size_t signal_frame_size(void);
 uint64_t signal_mask_swap(uint64_t mask);
 void signal_mask_restore(uint64_t old, long result);
 

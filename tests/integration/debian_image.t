@@ -107,9 +107,9 @@ got=$("$HUSK" run --image $IMG python3 -c '
 import ctypes
 libc = ctypes.CDLL(None)
 libc.getauxval.restype = ctypes.c_ulong
-print([libc.getauxval(t) != 0 for t in (3, 6, 9, 16, 25, 31)], libc.getauxval(51))' 2>&1)
-is "$got" "[True, True, True, True, True, True] 2048" \
-	"glibc's auxiliary vector: AT_PHDR, AT_PAGESZ, AT_ENTRY, AT_HWCAP, AT_RANDOM, AT_EXECFN, AT_MINSIGSTKSZ"
+print([libc.getauxval(t) != 0 for t in (3, 6, 9, 16, 25, 31)], libc.getauxval(51) >= 2048)' 2>&1)
+is "$got" "[True, True, True, True, True, True] True" \
+	"glibc's auxiliary vector: AT_PHDR, AT_PAGESZ, AT_ENTRY, AT_HWCAP, AT_RANDOM, AT_EXECFN, AT_MINSIGSTKSZ (2048 or the frame with AVX-512 state)"
 
 got=$("$HUSK" run -t 60 --net-loopback --image $IMG python3 -c '
 import http.server, socket, threading, urllib.request
