@@ -139,8 +139,9 @@ int fpu_frame_take(void *area, uint64_t frame)
 		return 0;
 	/* With Linux's marks the whole area (what the handler may have
 	 * changed), else the fxsave part alone and the rest at its initial
-	 * state, as Linux.  The header is rebuilt: a reserved bit or a
-	 * compacted form would make xrstor fault. */
+	 * state, as Linux.  A header Linux refuses is refused (a component
+	 * not enabled, the compacted form, a reserved bit): xrstor would fault
+	 * on it; the header is written anew either way. */
 	struct sw_bytes sw;
 	memcpy(&sw, f + SW_BYTES_AT, sizeof sw);
 	uint64_t present = XFEATURES_LEGACY;
@@ -148,11 +149,16 @@ int fpu_frame_take(void *area, uint64_t frame)
 	if (sw.magic1 == FP_XSTATE_MAGIC1 && sw.xstate_size == area_size &&
 	    sw.extended_size == area_size + sizeof(uint32_t) && user_ok(f, area_size + sizeof(uint32_t)) &&
 	    (memcpy(&magic2, f + area_size, sizeof magic2), magic2 == FP_XSTATE_MAGIC2)) {
+		uint64_t header[XSAVE_HEADER_SIZE / 8];
+		memcpy(header, f + XSAVE_HEADER, sizeof header);
+		for (size_t i = 1; i < XSAVE_HEADER_SIZE / 8; i++)
+			if (header[i])
+				return -1;
+		if (header[0] & ~saved)
+			return -1;
 		memcpy(a + XSAVE_HEADER, f + XSAVE_HEADER, area_size - XSAVE_HEADER);
-		memcpy(&present, a + XSAVE_HEADER, sizeof present);
-		present &= sw.xfeatures;
+		present = header[0] & sw.xfeatures;
 	}
-	present &= saved;
 	memset(a + XSAVE_HEADER, 0, XSAVE_HEADER_SIZE);
 	memcpy(a + XSAVE_HEADER, &present, sizeof present);
 	return 0;

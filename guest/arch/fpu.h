@@ -26,8 +26,8 @@ void fpu_reset(void);
  * the 4-byte end marker; fpu_frame_size() bytes. */
 size_t fpu_frame_size(void);
 void fpu_save_frame(void *frame);
-/* The frame's state made fit to load into area (kernel memory): a frame
- * the program changed or built never makes the load fault.  -1: it is not
- * readable program memory. */
+/* The frame's state, fit to load, into area (kernel memory): a frame the
+ * program changed or built never makes the load fault.  -1: it is not
+ * readable program memory, or its XSAVE header is one Linux refuses. */
 int fpu_frame_take(void *area, uint64_t frame);
 #endif

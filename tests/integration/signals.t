@@ -8,7 +8,7 @@
 # them.
 . "$(dirname "$0")/../lib.sh"
 need_kvm
-plan 34
+plan 35
 for door in stock husk; do
 	out=$("$HUSK" run "$PROGS/$door/signals" 2> "$TMP/err"); st=$?
 	is "$(echo "$out" | grep -c '^ok ')/$(echo "$out" | grep -c '^not ok')/$(echo "$out" | tail -1)" "21/0/done 21" \
@@ -35,7 +35,7 @@ for mode in handler ignored; do
 	[ "$st" = 124 ] && [ "$(echo "$out" | grep -c '^alive')" -ge 2 ]
 	ok $? "a 1 us interval timer ($mode): the program still runs (periods of at least 100 us), -t still ends it ($st)"
 done
-for how in bad-sigreturn kernel-altstack no-restorer stack-at-guard; do
+for how in bad-sigreturn kernel-altstack no-restorer stack-at-guard bad-xstate; do
 	"$HUSK" run "$PROGS/husk/signal_abuse" "$how" 2> "$TMP/err"; st=$?
 	is "$st:$(cat "$TMP/err")" \
 		"139:husk: program killed by SIGSEGV (a signal frame did not fit on its stack, or rt_sigreturn's was bad)" \

@@ -4,18 +4,35 @@
  *   bad-sigreturn   rt_sigreturn with the stack pointer at address 8
  *   kernel-altstack an alternate stack over the kernel's memory
  *   no-restorer     a handler installed without SA_RESTORER (raw syscall)
- *   stack-at-guard  a signal while the stack pointer sits on the guard page */
+ *   stack-at-guard  a signal while the stack pointer sits on the guard page
+ *   bad-xstate      a handler marks its frame's XSAVE state compacted (as
+ *                   Linux, refused: xrstor would fault on it); in a frame
+ *                   with fxsave's state alone, its pointer misaligned */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static void handler(int sig)
 {
 	(void)sig;
 	_exit(3); /* must never run */
+}
+
+static void spoil_xstate(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig, (void)si;
+	mcontext_t *m = &((ucontext_t *)ctx)->uc_mcontext;
+	uint8_t *fp = (uint8_t *)m->fpregs;
+	uint32_t magic1;
+	memcpy(&magic1, fp + 464, 4); /* Linux's FP_XSTATE_MAGIC1: an XSAVE frame */
+	if (magic1 == 0x46505853)
+		fp[512 + 15] |= 0x80; /* XCOMP_BV bit 63: the compacted form */
+	else
+		m->fpregs = (void *)(fp + 8);
 }
 
 int main(int argc, char **argv)
@@ -34,6 +51,10 @@ int main(int argc, char **argv)
 			{ (uintptr_t)handler, 0, 0, 0 };
 		syscall(SYS_rt_sigaction, SIGUSR1, &k, NULL, 8);
 		syscall(SYS_kill, getpid(), SIGUSR1);
+	} else if (!strcmp(how, "bad-xstate")) {
+		struct sigaction sa = { .sa_sigaction = spoil_xstate, .sa_flags = SA_SIGINFO };
+		sigaction(SIGUSR1, &sa, NULL);
+		raise(SIGUSR1);
 	} else if (!strcmp(how, "stack-at-guard")) {
 		signal(SIGUSR1, handler);
 		/* kill via the syscall instruction with rsp at address 16 */
