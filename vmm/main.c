@@ -651,9 +651,7 @@ static int run_vm(struct session *s)
 	s->vm.kvm = -1;
 	if (!o->no_namespaces)
 		isolate_root(&s->iso);
-	struct timespec xa, xb; clock_gettime(CLOCK_MONOTONIC, &xa);
 	audit_start(s->audit, o, &s->iso, s->image_digest);
-	clock_gettime(CLOCK_MONOTONIC, &xb); if (getenv("XT")) fprintf(stderr, "audit_start %.1f us\n", (xb.tv_sec - xa.tv_sec) * 1e6 + (xb.tv_nsec - xa.tv_nsec) / 1e3);
 	confine_run(s);
 	int status = run_guest(&s->vm, &s->dev, &s->lim, o->syscalls, &s->guest);
 	phase_done(s, PHASE_RAN);
@@ -742,9 +740,7 @@ static int report(struct session *s, int status)
 	record_writeback(&rec, &wst);
 	rec.wall_s = seconds_since(CLOCK_MONOTONIC, &s->started);
 	rec.cpu_s = seconds_since(CLOCK_PROCESS_CPUTIME_ID, NULL);
-	struct timespec xa, xb; clock_gettime(CLOCK_MONOTONIC, &xa);
 	audit_end(s->audit, &rec, &s->guest);
-	clock_gettime(CLOCK_MONOTONIC, &xb); if (getenv("XT")) fprintf(stderr, "audit_end %.1f us\n", (xb.tv_sec - xa.tv_sec) * 1e6 + (xb.tv_nsec - xa.tv_nsec) / 1e3);
 	if (s->o->stats)
 		stats_print(&rec);
 	free(s->path);

@@ -70,11 +70,6 @@ void fpu_init(void)
 	memcpy(init_area + MXCSR_AT, &mxcsr, sizeof mxcsr); /* XSTATE_BV 0: every component at its initial state */
 }
 
-size_t fpu_size(void)
-{
-	return area_size;
-}
-
 void fpu_save(void *area)
 {
 	if (saved)
@@ -124,6 +119,18 @@ void fpu_save_frame(void *frame)
 	memcpy(f + area_size, &magic2, sizeof magic2);
 }
 
+/* Whether f, of the program's memory, is an XSAVE frame as fpu_save_frame
+ * writes it (sw: its marks, read already). */
+static int frame_marked(const uint8_t *f, const struct sw_bytes *sw)
+{
+	uint32_t magic2;
+	if (sw->magic1 != FP_XSTATE_MAGIC1 || sw->xstate_size != area_size ||
+	    sw->extended_size != area_size + sizeof magic2 || !user_ok(f, area_size + sizeof magic2))
+		return 0;
+	memcpy(&magic2, f + area_size, sizeof magic2);
+	return magic2 == FP_XSTATE_MAGIC2;
+}
+
 int fpu_frame_take(void *area, uint64_t frame)
 {
 	uint8_t *a = area;
@@ -145,10 +152,7 @@ int fpu_frame_take(void *area, uint64_t frame)
 	struct sw_bytes sw;
 	memcpy(&sw, f + SW_BYTES_AT, sizeof sw);
 	uint64_t present = XFEATURES_LEGACY;
-	uint32_t magic2 = 0;
-	if (sw.magic1 == FP_XSTATE_MAGIC1 && sw.xstate_size == area_size &&
-	    sw.extended_size == area_size + sizeof(uint32_t) && user_ok(f, area_size + sizeof(uint32_t)) &&
-	    (memcpy(&magic2, f + area_size, sizeof magic2), magic2 == FP_XSTATE_MAGIC2)) {
+	if (frame_marked(f, &sw)) {
 		uint64_t header[XSAVE_HEADER_SIZE / 8];
 		memcpy(header, f + XSAVE_HEADER, sizeof header);
 		for (size_t i = 1; i < XSAVE_HEADER_SIZE / 8; i++)

@@ -14,9 +14,7 @@
 
 /* Boot: which components to save (XCR0, read with xgetbv), and how much. */
 void fpu_init(void);
-/* The bytes of an area (FPU_LEGACY_SIZE with fxsave). */
-size_t fpu_size(void);
-/* area: 64-byte aligned, fpu_size() bytes, its XSAVE header zeroed once. */
+/* area: 64-byte aligned, FPU_AREA_MAX bytes, its XSAVE header zeroed once. */
 void fpu_save(void *area);
 void fpu_load(const void *area);
 /* The state a program starts with (exec). */
